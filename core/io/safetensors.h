@@ -1,0 +1,54 @@
+#pragma once
+// Memory-mapped safetensors files (reader) and a writer. Tensors are zero-copy views of the mapping
+// when the dtype has a torch equivalent and the bytes are aligned; otherwise they are copied.
+#include "core/io/safetensors_header.h"
+
+#include <torch/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace dd::io {
+
+// Name → tensor, ordered so that iteration and printing are deterministic.
+using TensorMap = std::map<std::string, torch::Tensor>;
+
+class SafetensorsFile {
+public:
+    static std::shared_ptr<SafetensorsFile> open(const std::string& path);  // throws ModelFileError
+    ~SafetensorsFile();
+    SafetensorsFile(const SafetensorsFile&) = delete;
+    SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+    const std::string& path() const { return m_path; }
+    uint64_t fileSize() const { return m_size; }
+    const SafetensorsHeader& header() const { return m_header; }
+    const std::vector<TensorInfo>& tensors() const { return m_header.tensors; }
+    const std::map<std::string, std::string>& metadata() const { return m_header.metadata; }
+    bool contains(std::string_view name) const { return m_header.find(name) != nullptr; }
+
+    // Raw bytes of one tensor inside the mapping.
+    const uint8_t* data(const TensorInfo& t) const { return m_base + m_header.dataOffset + t.begin; }
+
+    // A CPU tensor. The view keeps this file mapped for as long as it lives. Throws on unknown name.
+    torch::Tensor tensor(std::string_view name) const;
+    TensorMap all() const;
+
+private:
+    SafetensorsFile() = default;
+    std::string m_path;
+    uint64_t m_size = 0;
+    const uint8_t* m_base = nullptr;
+    SafetensorsHeader m_header;
+    std::weak_ptr<SafetensorsFile> m_self;
+};
+
+torch::ScalarType toTorch(DType d);
+std::optional<DType> fromTorch(torch::ScalarType t);
+
+// Writes atomically (temporary file + rename): a failed write never leaves a partial file behind.
+void writeSafetensors(const std::string& path, const TensorMap& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+
+} // namespace dd::io

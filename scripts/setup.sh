@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what is missing for building and testing DiffusionDesk on Debian 12.
+# Idempotent and quick when everything is already there (stamp files record what was done).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+APT_PACKAGES=(cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config
+  qt6-base-dev qt6-base-dev-tools libgl-dev libopencv-dev nlohmann-json3-dev libssl-dev
+  xvfb xauth python3-venv)
+
+need_apt=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+if ((${#need_apt[@]})); then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# Project-local virtual environment carrying the pinned torch wheel (libtorch) and the reference packages.
+venv="$root/.venv"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  py="$(command -v python3)"
+  [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+  echo "setup: installing pinned Python packages into .venv (first time: several minutes)"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
