@@ -1,5 +1,10 @@
-# libtorch from the pinned torch wheel in .venv (see requirements.txt). The wheel is CUDA-enabled;
-# its CMake config finds the CUDA toolkit when present, so CUDA code paths compile here too.
+# libtorch from the pinned torch wheel in .venv (see requirements.txt).
+#
+# We do not call find_package(Torch): its Caffe2 config probes for a GPU and links the system CUDA
+# toolkit's runtime (13.0 here) while the wheel was built against the CUDA 13.2 libraries it ships under
+# site-packages/nvidia. Instead `dd::torch` links the wheel's own libraries, so the binaries load exactly
+# the CUDA libraries torch itself uses; libtorch_cuda is linked "no-as-needed" so CUDA works where a
+# GPU exists and the CPU fallback works everywhere else.
 if(NOT DEFINED DD_PYTHON)
   if(EXISTS ${CMAKE_SOURCE_DIR}/.venv/bin/python)
     set(DD_PYTHON ${CMAKE_SOURCE_DIR}/.venv/bin/python)
@@ -8,12 +13,36 @@ if(NOT DEFINED DD_PYTHON)
   endif()
 endif()
 set(DD_PYTHON ${DD_PYTHON} CACHE FILEPATH "Python interpreter whose torch provides libtorch")
-execute_process(COMMAND ${DD_PYTHON} -c "import torch, os; print(torch.utils.cmake_prefix_path, end='')"
-                OUTPUT_VARIABLE DD_TORCH_PREFIX RESULT_VARIABLE _rc)
+execute_process(
+  COMMAND ${DD_PYTHON} -c "import torch, os, sysconfig; print(os.path.dirname(torch.__file__), end=';'); print(torch.__version__, end=';'); print(int(torch.compiled_with_cxx11_abi()), end=';'); print(sysconfig.get_paths()['purelib'], end='')"
+  OUTPUT_VARIABLE _dd_torch RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "DiffusionDesk needs the pinned torch wheel: run ./scripts/setup.sh (python: ${DD_PYTHON})")
 endif()
-list(APPEND CMAKE_PREFIX_PATH ${DD_TORCH_PREFIX})
-find_package(Torch REQUIRED)
-# Torch's config adds its flags globally through TORCH_CXX_FLAGS (ABI define); keep them target-scoped.
-get_filename_component(DD_TORCH_LIB_DIR ${TORCH_LIBRARY} DIRECTORY)
+list(GET _dd_torch 0 DD_TORCH_DIR)
+list(GET _dd_torch 1 DD_TORCH_VERSION)
+list(GET _dd_torch 2 _dd_abi)
+list(GET _dd_torch 3 _dd_site)
+message(STATUS "libtorch ${DD_TORCH_VERSION} from ${DD_TORCH_DIR}")
+
+set(DD_TORCH_LIB_DIR ${DD_TORCH_DIR}/lib)
+file(GLOB _dd_nvidia_lib_dirs LIST_DIRECTORIES true ${_dd_site}/nvidia/*/lib)
+set(_dd_cuda_include ${_dd_site}/nvidia/cu13/include)
+
+add_library(dd_torch INTERFACE)
+add_library(dd::torch ALIAS dd_torch)
+target_include_directories(dd_torch SYSTEM INTERFACE
+  ${DD_TORCH_DIR}/include ${DD_TORCH_DIR}/include/torch/csrc/api/include)
+if(EXISTS ${_dd_cuda_include})
+  target_include_directories(dd_torch SYSTEM INTERFACE ${_dd_cuda_include})
+  set(DD_HAVE_CUDA_HEADERS ON)
+endif()
+target_compile_definitions(dd_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=${_dd_abi})
+set(_dd_rpath_link "")
+foreach(d ${_dd_nvidia_lib_dirs})
+  string(APPEND _dd_rpath_link ",-rpath-link,${d}")
+endforeach()
+target_link_libraries(dd_torch INTERFACE
+  ${DD_TORCH_LIB_DIR}/libtorch.so ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
+  "-Wl,--no-as-needed,${DD_TORCH_LIB_DIR}/libtorch_cuda.so,${DD_TORCH_LIB_DIR}/libc10_cuda.so,--as-needed"
+  "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")

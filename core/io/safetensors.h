@@ -41,7 +41,7 @@ private:
     uint64_t m_size = 0;
     const uint8_t* m_base = nullptr;
     SafetensorsHeader m_header;
-    std::weak_ptr<SafetensorsFile> m_self;
+    std::shared_ptr<void> m_mapping;  // the mmap; tensor views share it
 };
 
 torch::ScalarType toTorch(DType d);

@@ -1,0 +1,167 @@
+// Ref: huggingface/safetensors bindings/python (safe_open: mmap + frombuffer) and src/tensor.rs (serialize).
+#include "core/io/safetensors.h"
+
+#include "core/io/model_error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dd::io {
+namespace {
+
+struct Mapping {
+    void* addr = nullptr;
+    std::size_t size = 0;
+    ~Mapping() {
+        if (addr && addr != MAP_FAILED) munmap(addr, size);
+    }
+};
+
+std::string systemError(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+} // namespace
+
+torch::ScalarType toTorch(DType d) {
+    switch (d) {
+    case DType::F64: return torch::kFloat64;
+    case DType::F32: return torch::kFloat32;
+    case DType::F16: return torch::kFloat16;
+    case DType::BF16: return torch::kBFloat16;
+    case DType::F8_E4M3: return torch::kFloat8_e4m3fn;
+    case DType::F8_E5M2: return torch::kFloat8_e5m2;
+    case DType::I64: return torch::kInt64;
+    case DType::I32: return torch::kInt32;
+    case DType::I16: return torch::kInt16;
+    case DType::I8: return torch::kInt8;
+    case DType::U8: return torch::kUInt8;
+    case DType::BOOL: return torch::kBool;
+    }
+    return torch::kFloat32;
+}
+
+std::optional<DType> fromTorch(torch::ScalarType t) {
+    for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::F8_E4M3, DType::F8_E5M2, DType::I64,
+                    DType::I32, DType::I16, DType::I8, DType::U8, DType::BOOL})
+        if (toTorch(d) == t) return d;
+    return std::nullopt;
+}
+
+std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ModelFileError(path, systemError("cannot open"));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw ModelFileError(path, "not a regular file");
+    }
+    auto mapping = std::make_shared<Mapping>();
+    mapping->size = std::size_t(st.st_size);
+    if (mapping->size > 0) {
+        // Private + writable: tensors are zero-copy views, and an in-place op on one copies the page
+        // instead of touching the file.
+        mapping->addr = mmap(nullptr, mapping->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (mapping->addr == MAP_FAILED) {
+            ::close(fd);
+            throw ModelFileError(path, systemError("cannot memory-map"));
+        }
+    }
+    ::close(fd);
+
+    auto file = std::shared_ptr<SafetensorsFile>(new SafetensorsFile());
+    file->m_path = path;
+    file->m_size = mapping->size;
+    file->m_base = static_cast<const uint8_t*>(mapping->addr);
+    const uint64_t need = std::min<uint64_t>(file->m_size, safetensorsHeaderBytesNeeded(file->m_base, file->m_size));
+    file->m_header = parseSafetensorsHeader(path, file->m_base, need, file->m_size);
+    file->m_mapping = mapping;
+    return file;
+}
+
+SafetensorsFile::~SafetensorsFile() = default;
+
+torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
+    const TensorInfo* info = m_header.find(name);
+    if (!info) throw ModelFileError(m_path, "no tensor named '" + std::string(name) + "'");
+    const auto type = toTorch(info->dtype);
+    auto options = torch::TensorOptions().dtype(type).device(torch::kCPU);
+    if (info->byteSize() == 0) return torch::empty(info->shape, options);
+    auto* bytes = const_cast<uint8_t*>(data(*info));
+    if (reinterpret_cast<uintptr_t>(bytes) % dtypeSize(info->dtype) != 0) {
+        // safetensors pads only the header, so a tensor may sit misaligned: copy it out.
+        auto t = torch::empty(info->shape, options);
+        std::memcpy(t.data_ptr(), bytes, info->byteSize());
+        return t;
+    }
+    auto keepAlive = m_mapping;  // the view keeps the mapping alive, not the whole file object
+    return torch::from_blob(bytes, info->shape, [keepAlive](void*) {}, options);
+}
+
+TensorMap SafetensorsFile::all() const {
+    TensorMap out;
+    for (const auto& t : m_header.tensors) out.emplace(t.name, tensor(t.name));
+    return out;
+}
+
+void writeSafetensors(const std::string& path, const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+    struct Entry {
+        const std::string* name;
+        torch::Tensor data;  // contiguous CPU
+        DType dtype;
+    };
+    std::vector<Entry> entries;
+    for (const auto& [name, t] : tensors) {
+        const auto d = fromTorch(t.scalar_type());
+        if (!d) throw ModelFileError(path, "tensor '" + name + "' has a dtype safetensors cannot store");
+        entries.push_back({&name, t.to(torch::kCPU).contiguous(), *d});
+    }
+    // Largest alignment first keeps every tensor naturally aligned (the reference writer's order).
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const Entry& a, const Entry& b) { return dtypeSize(a.dtype) > dtypeSize(b.dtype); });
+
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+    uint64_t offset = 0;
+    for (const auto& e : entries) {
+        const uint64_t bytes = uint64_t(e.data.numel()) * dtypeSize(e.dtype);
+        header[*e.name] = {{"dtype", dtypeName(e.dtype)}, {"shape", e.data.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+    }
+    std::string json = header.dump();
+    json.append((8 - json.size() % 8) % 8, ' ');
+
+    const std::string tmp = path + ".partial";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw ModelFileError(path, systemError("cannot write"));
+        uint8_t len[8];
+        for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(json.size()) >> (8 * i));
+        out.write(reinterpret_cast<const char*>(len), 8);
+        out.write(json.data(), std::streamsize(json.size()));
+        for (const auto& e : entries)
+            out.write(static_cast<const char*>(e.data.data_ptr()), std::streamsize(e.data.numel() * dtypeSize(e.dtype)));
+        out.flush();
+        if (!out) {
+            out.close();
+            std::remove(tmp.c_str());
+            throw ModelFileError(path, "write failed (disk full?)");
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::remove(tmp.c_str());
+        throw ModelFileError(path, "cannot replace file: " + ec.message());
+    }
+}
+
+} // namespace dd::io
