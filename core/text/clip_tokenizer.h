@@ -1,0 +1,63 @@
+#pragma once
+// CLIP byte-level BPE tokenizer, id-for-id identical to transformers' CLIPTokenizer (5.x, backed by
+// the tokenizers library) with the SD tokenizer files.
+//
+//   auto tok = dd::text::ClipTokenizer::fromFolder(modelDir / "tokenizer");
+//   std::vector<int> ids = tok.encodePadded("a photo of a cat", dd::text::ClipTokenizer::kPadWithEos);
+//
+// A loaded tokenizer is immutable: encode* may be called from any number of threads.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace dd::text {
+
+class ClipTokenizer {
+public:
+    static constexpr int kMaxLength = 77;            // BOS + 75 content tokens + EOS
+    static constexpr int kPadWithEos = 49407;        // SD1.x `tokenizer`, SDXL `tokenizer`
+    static constexpr int kPadWithZero = 0;           // SD2.x `tokenizer`, SDXL `tokenizer_2` ("!")
+
+    // A diffusers tokenizer folder: vocab.json + merges.txt. Throws dd::io::ModelFileError.
+    static ClipTokenizer fromFolder(const std::filesystem::path& dir);
+    // OpenAI's bpe_simple_vocab_16e6.txt.gz (resources/clip/). Throws dd::io::ModelFileError.
+    static ClipTokenizer fromBundledVocab(const std::filesystem::path& gzFile);
+
+    // Content ids without BOS/EOS, no length limit. A literal "<|startoftext|>" / "<|endoftext|>"
+    // in the text becomes that special id, as in transformers.
+    std::vector<int> encode(std::string_view text) const;
+
+    struct Padded {
+        std::vector<int> ids;   // exactly maxLength ids: BOS, content, EOS, padding
+        int contentTokens = 0;  // content ids kept
+        int droppedTokens = 0;  // content ids cut by truncation (diffusers only logs them)
+    };
+    // transformers' tokenizer(text, padding="max_length", max_length, truncation=True).
+    Padded encodePadded(std::string_view text, int padId, int maxLength = kMaxLength) const;
+
+    int bosId() const { return m_bos; }
+    int eosId() const { return m_eos; }
+    int vocabSize() const { return static_cast<int>(m_idToToken.size()); }
+    std::optional<int> tokenId(std::string_view token) const;  // e.g. ",</w>"
+    const std::string& token(int id) const;                     // "" for an unknown id
+
+private:
+    ClipTokenizer() = default;
+    void build(std::vector<std::string> tokens, const std::vector<std::pair<std::string, std::string>>& merges,
+               const std::string& source);
+    void encodeSegment(std::u32string_view raw, std::vector<int>& out) const;
+    void bpe(const std::string& word, std::vector<int>& out) const;
+
+    std::unordered_map<std::string, int> m_tokenToId;
+    std::vector<std::string> m_idToToken;
+    std::unordered_map<unsigned long long, std::pair<int, int>> m_merges;  // (left,right) → (rank, merged id)
+    int m_byteId[256] = {};     // byte symbol
+    int m_byteEndId[256] = {};  // byte symbol + "</w>"
+    int m_bos = -1;
+    int m_eos = -1;
+};
+
+} // namespace dd::text
