@@ -81,7 +81,9 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
     file->m_path = path;
     file->m_size = mapping->size;
     file->m_base = static_cast<const uint8_t*>(mapping->addr);
-    const uint64_t need = std::min<uint64_t>(file->m_size, safetensorsHeaderBytesNeeded(file->m_base, file->m_size));
+    // At least 64 bytes so that a Git LFS pointer is recognised whatever its first 8 bytes claim.
+    const uint64_t need = std::min<uint64_t>(
+        file->m_size, std::max<uint64_t>(64, safetensorsHeaderBytesNeeded(file->m_base, file->m_size)));
     file->m_header = parseSafetensorsHeader(path, file->m_base, need, file->m_size);
     file->m_mapping = mapping;
     return file;
