@@ -54,7 +54,9 @@ std::string readGzip(const std::filesystem::path& path) {
     char buf[1 << 16];
     int n = 0;
     while ((n = gzread(f, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
-    const bool failed = n < 0;
+    int err = Z_OK;
+    gzerror(f, &err);  // a truncated stream ends reads early with Z_BUF_ERROR
+    const bool failed = n < 0 || (err != Z_OK && err != Z_STREAM_END);
     gzclose(f);
     if (failed) throw ModelFileError(path.string(), "is not a readable gzip file");
     return data;
@@ -76,6 +78,28 @@ std::pair<std::string, std::string> parseMerge(const std::string& line, const st
         throw ModelFileError(path, "line " + std::to_string(lineNo + 1) + " is not a merge of two symbols: '" +
                                        line.substr(0, 60) + "'");
     return {line.substr(0, sp), line.substr(sp + 1)};
+}
+
+// transformers reads pad_token from tokenizer_config.json, else special_tokens_map.json; either as a
+// string or as an AddedToken object {"content": ...}.
+ClipPad padFromConfig(const std::filesystem::path& dir) {
+    for (const char* name : {"tokenizer_config.json", "special_tokens_map.json"}) {
+        const auto path = dir / name;
+        if (!std::filesystem::exists(path)) continue;
+        nlohmann::json json;
+        try {
+            json = nlohmann::json::parse(readText(path));
+        } catch (const nlohmann::json::exception& e) {
+            throw ModelFileError(path.string(), std::string("is not valid JSON (") + e.what() + ")");
+        }
+        if (!json.is_object() || !json.contains("pad_token") || json["pad_token"].is_null()) continue;
+        const auto& pad = json["pad_token"];
+        const auto text = pad.is_object() ? pad.value("content", std::string()) : pad.is_string() ? pad.get<std::string>() : "";
+        if (text == "<|endoftext|>") return ClipPad::EndOfText;
+        if (text == "!") return ClipPad::Exclamation;
+        throw ModelFileError(path.string(), "pad_token '" + text + "' is neither \"<|endoftext|>\" nor \"!\"");
+    }
+    return ClipPad::EndOfText;
 }
 
 bool startsWith(std::u32string_view s, size_t at, std::u32string_view prefix) {
@@ -111,11 +135,11 @@ ClipTokenizer ClipTokenizer::fromFolder(const std::filesystem::path& dir) {
         merges.push_back(parseMerge(lines[i], mergesPath.string(), i));
     }
     ClipTokenizer tok;
-    tok.build(std::move(tokens), merges, dir.string());
+    tok.build(std::move(tokens), merges, padFromConfig(dir), dir.string());
     return tok;
 }
 
-ClipTokenizer ClipTokenizer::fromBundledVocab(const std::filesystem::path& gzFile) {
+ClipTokenizer ClipTokenizer::fromBundledVocab(const std::filesystem::path& gzFile, ClipPad pad) {
     const auto lines = splitLines(readGzip(gzFile));
     if (lines.size() < static_cast<size_t>(kClipMergeCount) + 1)
         throw ModelFileError(gzFile.string(), "has " + std::to_string(lines.size()) + " lines; a CLIP vocabulary has at least " +
@@ -137,12 +161,12 @@ ClipTokenizer ClipTokenizer::fromBundledVocab(const std::filesystem::path& gzFil
     for (size_t i = 0; i < tokens.size(); ++i)
         if (last[tokens[i]] != i) tokens[i].clear();
     ClipTokenizer tok;
-    tok.build(std::move(tokens), merges, gzFile.string());
+    tok.build(std::move(tokens), merges, pad, gzFile.string());
     return tok;
 }
 
 void ClipTokenizer::build(std::vector<std::string> tokens, const std::vector<std::pair<std::string, std::string>>& merges,
-                          const std::string& source) {
+                          ClipPad pad, const std::string& source) {
     m_idToToken = std::move(tokens);
     for (size_t i = 0; i < m_idToToken.size(); ++i)
         if (!m_idToToken[i].empty()) m_tokenToId.emplace(m_idToToken[i], static_cast<int>(i));
@@ -159,6 +183,8 @@ void ClipTokenizer::build(std::vector<std::string> tokens, const std::vector<std
     }
     m_bos = require("<|startoftext|>");
     m_eos = require("<|endoftext|>");
+    m_padIsSpecial = pad == ClipPad::Exclamation;
+    m_pad = m_padIsSpecial ? require("!") : m_eos;
     m_merges.reserve(merges.size());
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const auto& [a, b] = merges[rank];
@@ -182,6 +208,12 @@ std::vector<int> ClipTokenizer::encode(std::string_view text) const {
     std::vector<int> out;
     size_t segStart = 0;
     for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == U'!' && m_padIsSpecial) {
+            encodeSegment(std::u32string_view(s).substr(segStart, i - segStart), out);
+            out.push_back(m_pad);
+            segStart = i + 1;
+            continue;
+        }
         if (s[i] != U'<') continue;
         for (size_t k = 0; k < 2; ++k) {
             if (!startsWith(s, i, kSpecials[k])) continue;
@@ -288,7 +320,7 @@ void ClipTokenizer::bpe(const std::string& word, std::vector<int>& out) const {
     out.insert(out.end(), sym.begin(), sym.end());
 }
 
-ClipTokenizer::Padded ClipTokenizer::encodePadded(std::string_view text, int padId, int maxLength) const {
+ClipTokenizer::Padded ClipTokenizer::encodePadded(std::string_view text, int maxLength) const {
     Padded p;
     std::vector<int> content = encode(text);
     const int room = std::max(0, maxLength - 2);
@@ -298,7 +330,7 @@ ClipTokenizer::Padded ClipTokenizer::encodePadded(std::string_view text, int pad
     p.ids.push_back(m_bos);
     p.ids.insert(p.ids.end(), content.begin(), content.begin() + p.contentTokens);
     p.ids.push_back(m_eos);
-    p.ids.resize(static_cast<size_t>(std::max(maxLength, 2)), padId);
+    p.ids.resize(static_cast<size_t>(std::max(maxLength, 2)), m_pad);
     return p;
 }
 

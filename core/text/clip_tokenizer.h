@@ -2,8 +2,8 @@
 // CLIP byte-level BPE tokenizer, id-for-id identical to transformers' CLIPTokenizer (5.x, backed by
 // the tokenizers library) with the SD tokenizer files.
 //
-//   auto tok = dd::text::ClipTokenizer::fromFolder(modelDir / "tokenizer");
-//   std::vector<int> ids = tok.encodePadded("a photo of a cat", dd::text::ClipTokenizer::kPadWithEos);
+//   auto tok = dd::text::ClipTokenizer::fromFolder(modelDir / "tokenizer_2");
+//   std::vector<int> ids = tok.encodePadded("a photo of a cat").ids;  // 77 ids, padded with tok.padId()
 //
 // A loaded tokenizer is immutable: encode* may be called from any number of threads.
 #include <filesystem>
@@ -15,19 +15,27 @@
 
 namespace dd::text {
 
+// The pad token is part of the tokenizer, not only of padding: transformers registers a "!" pad
+// token as a special token, so every "!" in a prompt becomes id 0 ("!!" → 0, 0 instead of 748).
+enum class ClipPad {
+    EndOfText,    // "<|endoftext|>" = 49407: SD1.x `tokenizer`, SDXL `tokenizer`
+    Exclamation,  // "!" = 0: SD2.x `tokenizer`, SDXL `tokenizer_2`
+};
+
 class ClipTokenizer {
 public:
     static constexpr int kMaxLength = 77;            // BOS + 75 content tokens + EOS
     static constexpr int kPadWithEos = 49407;        // SD1.x `tokenizer`, SDXL `tokenizer`
     static constexpr int kPadWithZero = 0;           // SD2.x `tokenizer`, SDXL `tokenizer_2` ("!")
 
-    // A diffusers tokenizer folder: vocab.json + merges.txt. Throws dd::io::ModelFileError.
+    // A diffusers tokenizer folder: vocab.json + merges.txt, pad_token from tokenizer_config.json or
+    // special_tokens_map.json (default "<|endoftext|>"). Throws dd::io::ModelFileError.
     static ClipTokenizer fromFolder(const std::filesystem::path& dir);
     // OpenAI's bpe_simple_vocab_16e6.txt.gz (resources/clip/). Throws dd::io::ModelFileError.
-    static ClipTokenizer fromBundledVocab(const std::filesystem::path& gzFile);
+    static ClipTokenizer fromBundledVocab(const std::filesystem::path& gzFile, ClipPad pad = ClipPad::EndOfText);
 
     // Content ids without BOS/EOS, no length limit. A literal "<|startoftext|>" / "<|endoftext|>"
-    // in the text becomes that special id, as in transformers.
+    // (and "!" with ClipPad::Exclamation) in the text becomes that special id, as in transformers.
     std::vector<int> encode(std::string_view text) const;
 
     struct Padded {
@@ -36,9 +44,10 @@ public:
         int droppedTokens = 0;  // content ids cut by truncation (diffusers only logs them)
     };
     // transformers' tokenizer(text, padding="max_length", max_length, truncation=True).
-    Padded encodePadded(std::string_view text, int padId, int maxLength = kMaxLength) const;
+    Padded encodePadded(std::string_view text, int maxLength = kMaxLength) const;
 
     int bosId() const { return m_bos; }
+    int padId() const { return m_pad; }
     int eosId() const { return m_eos; }
     int vocabSize() const { return static_cast<int>(m_idToToken.size()); }
     std::optional<int> tokenId(std::string_view token) const;  // e.g. ",</w>"
@@ -47,7 +56,7 @@ public:
 private:
     ClipTokenizer() = default;
     void build(std::vector<std::string> tokens, const std::vector<std::pair<std::string, std::string>>& merges,
-               const std::string& source);
+               ClipPad pad, const std::string& source);
     void encodeSegment(std::u32string_view raw, std::vector<int>& out) const;
     void bpe(const std::string& word, std::vector<int>& out) const;
 
@@ -58,6 +67,8 @@ private:
     int m_byteEndId[256] = {};  // byte symbol + "</w>"
     int m_bos = -1;
     int m_eos = -1;
+    int m_pad = -1;
+    bool m_padIsSpecial = false;  // "!" split out of the text
 };
 
 } // namespace dd::text

@@ -2,8 +2,9 @@
 """Tokenizer parity fixtures: ids from the pinned transformers CLIPTokenizer for a few hundred
 prompts, padded both ways (49407 as SD1/SDXL `tokenizer`, 0 as SD2/SDXL `tokenizer_2`).
 
-Usage: fixtures_tokenizer.py <outdir>   (writes <outdir>/tokenizer/{vocab.json,merges.txt,...}
-                                          and <outdir>/tokenizer_cases.json)
+Usage: fixtures_tokenizer.py <outdir>   (writes <outdir>/tokenizer/ and <outdir>/tokenizer_2/, each
+                                          vocab.json + merges.txt + tokenizer_config.json, and
+                                          <outdir>/tokenizer_cases.json)
 
 The tokenizer folder is built here from OpenAI's bpe_simple_vocab_16e6.txt.gz the way
 clip/simple_tokenizer.py defines the vocabulary; nothing is downloaded.
@@ -33,7 +34,7 @@ def bytes_to_unicode():
     return dict(zip(bs, [chr(c) for c in cs]))
 
 
-def write_tokenizer_folder(folder):
+def write_tokenizer_folder(folder, pad_token):
     os.makedirs(folder, exist_ok=True)
     lines = gzip.open(BPE_GZ).read().decode("utf-8").split("\n")
     merges = [tuple(line.split()) for line in lines[1:49152 - 256 - 2 + 1]]
@@ -45,7 +46,7 @@ def write_tokenizer_folder(folder):
     with open(os.path.join(folder, "merges.txt"), "w", encoding="utf-8") as f:
         f.write("#version: 0.2\n" + "\n".join(" ".join(m) for m in merges) + "\n")
     with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
-        json.dump({"model_max_length": 77, "tokenizer_class": "CLIPTokenizer"}, f)
+        json.dump({"model_max_length": 77, "tokenizer_class": "CLIPTokenizer", "pad_token": pad_token}, f)
 
 
 def prompts():
@@ -97,10 +98,12 @@ def prompts():
 
 
 def main(out_dir):
-    folder = os.path.join(out_dir, "tokenizer")
-    write_tokenizer_folder(folder)
-    tok_eos = CLIPTokenizer.from_pretrained(folder)
-    tok_zero = CLIPTokenizer.from_pretrained(folder, pad_token="!")
+    # Like SD1 / SDXL `tokenizer` (pad "<|endoftext|>") and SD2 / SDXL `tokenizer_2` (pad "!"). A "!"
+    # pad token is also a special token: transformers splits every "!" of a prompt out as id 0.
+    write_tokenizer_folder(os.path.join(out_dir, "tokenizer"), "<|endoftext|>")
+    write_tokenizer_folder(os.path.join(out_dir, "tokenizer_2"), "!")
+    tok_eos = CLIPTokenizer.from_pretrained(os.path.join(out_dir, "tokenizer"))
+    tok_zero = CLIPTokenizer.from_pretrained(os.path.join(out_dir, "tokenizer_2"))
     assert tok_eos.pad_token_id == 49407 and tok_zero.pad_token_id == 0
     cases = []
     for text in prompts():
@@ -108,6 +111,7 @@ def main(out_dir):
         cases.append({
             "text": text,
             "ids": tok_eos(text, add_special_tokens=False)["input_ids"],
+            "ids_zero": tok_zero(text, add_special_tokens=False)["input_ids"],
             "padded_eos": tok_eos(text, **kw)["input_ids"],
             "padded_zero": tok_zero(text, **kw)["input_ids"],
         })
