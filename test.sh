@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds, makes the reference fixtures and runs every test through ctest.
+# Exits non-zero on any failure.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$root"
+jobs="$(nproc)"
+
+./scripts/setup.sh
+
+echo "== build"
+cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON >/dev/null
+cmake --build build -j"$jobs"
+
+echo "== reference fixtures"
+.venv/bin/python tests/parity/make_fixtures.py build/fixtures
+
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500
+
+echo "== fuzz (${DD_FUZZ_SECONDS:-60} s per target)"
+[ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DDD_BUILD_GUI=OFF -DDD_BUILD_FUZZ=ON
+cmake -S . -B build-fuzz -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors_header fuzz_shard_index
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"

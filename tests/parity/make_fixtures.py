@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Builds every reference fixture with the pinned reference packages (diffusers, transformers, safetensors).
+
+Runs each tests/parity/fixtures_*.py <outdir>. Skips the work when <outdir>/.stamp already records the same
+package versions and the same fixture scripts, so ./test.sh is fast after the first run. Never downloads:
+the hub is switched off and every model is a tiny random-weight one built here.
+"""
+import hashlib
+import importlib.metadata as md
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+PACKAGES = ["torch", "diffusers", "transformers", "safetensors", "numpy"]
+
+
+def stamp(scripts):
+    h = hashlib.sha256()
+    for p in PACKAGES:
+        h.update(f"{p}=={md.version(p)}\n".encode())
+    for s in scripts:
+        h.update(s.name.encode() + s.read_bytes())
+    return h.hexdigest()
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_fixtures.py OUTDIR")
+    out = pathlib.Path(sys.argv[1]).resolve()
+    scripts = sorted(HERE.glob("fixtures_*.py"))
+    want = stamp(scripts + [pathlib.Path(__file__)])
+    stamp_file = out / ".stamp"
+    if stamp_file.exists() and stamp_file.read_text() == want:
+        print(f"fixtures: up to date in {out}")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    stamp_file.unlink(missing_ok=True)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               DIFFUSERS_VERBOSITY="error", TRANSFORMERS_VERBOSITY="error", PYTHONHASHSEED="0")
+    for s in scripts:
+        print(f"fixtures: {s.name}", flush=True)
+        subprocess.run([sys.executable, str(s), str(out)], check=True, env=env)
+    stamp_file.write_text(want)
+
+
+if __name__ == "__main__":
+    main()
