@@ -50,14 +50,16 @@ std::optional<std::string> mapKey(std::string_view key, int L) {
     const auto p = splitDots(key);
     if (p.size() < 4) return std::nullopt;
     const auto i = parseIndex(p[1]);
+    if (!i) return std::nullopt;
+    if (p[0] == "middle_block") {
+        if (*i == 1) return "mid_block.attentions.0." + joinDots(p, 2);
+        if (*i == 0 || *i == 2) return resnet("mid_block.resnets." + std::to_string(*i / 2) + ".", joinDots(p, 2));
+        return std::nullopt;
+    }
     const auto j = parseIndex(p[2]);
-    const std::string rest = joinDots(p, 3);
-    if (!i || !j) return std::nullopt;
-    if (p[0] == "input_blocks") return mapInput(*i, *j, rest, L);
-    if (p[0] == "output_blocks") return mapOutput(*i, *j, rest, L);
-    if (p[0] != "middle_block") return std::nullopt;
-    if (*i == 1) return "mid_block.attentions.0." + joinDots(p, 2);
-    if (*i == 0 || *i == 2) return resnet("mid_block.resnets." + std::to_string(*i / 2) + ".", joinDots(p, 2));
+    if (!j) return std::nullopt;
+    if (p[0] == "input_blocks") return mapInput(*i, *j, joinDots(p, 3), L);
+    if (p[0] == "output_blocks") return mapOutput(*i, *j, joinDots(p, 3), L);
     return std::nullopt;
 }
 
