@@ -1,0 +1,40 @@
+#include "core/nn/load_weights.h"
+
+#include "core/io/model_error.h"
+
+#include <set>
+#include <sstream>
+
+namespace dd::nn {
+namespace {
+
+std::string shapeText(c10::IntArrayRef s) {
+    std::ostringstream o;
+    o << s;
+    return o.str();
+}
+
+} // namespace
+
+std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source) {
+    torch::NoGradGuard noGrad;
+    std::set<std::string> used;
+    auto assign = [&](const std::string& name, torch::Tensor& target) {
+        const auto it = weights.find(name);
+        if (it == weights.end())
+            throw io::ModelFileError(source, "weight '" + name + "' is missing (expected shape " + shapeText(target.sizes()) + ")");
+        if (it->second.sizes() != target.sizes())
+            throw io::ModelFileError(source, "weight '" + name + "' has shape " + shapeText(it->second.sizes()) +
+                                                 " but the model expects " + shapeText(target.sizes()));
+        target.set_data(it->second.to(target.device(), target.scalar_type()));
+        used.insert(name);
+    };
+    for (auto& p : module.named_parameters(true)) assign(p.key(), p.value());
+    for (auto& b : module.named_buffers(true)) assign(b.key(), b.value());
+    std::vector<std::string> unused;
+    for (const auto& [k, _] : weights)
+        if (!used.count(k)) unused.push_back(k);
+    return unused;
+}
+
+} // namespace dd::nn
