@@ -29,7 +29,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_fixtures.py OUTDIR")
     out = pathlib.Path(sys.argv[1]).resolve()
-    scripts = sorted(HERE.glob("fixtures_*.py"))
+    # fixtures_models.py first: the others may read the tiny models it writes to <outdir>/models.
+    scripts = sorted(HERE.glob("fixtures_*.py"), key=lambda p: (p.name != "fixtures_models.py", p.name))
     want = stamp(scripts + [pathlib.Path(__file__)])
     stamp_file = out / ".stamp"
     if stamp_file.exists() and stamp_file.read_text() == want:
