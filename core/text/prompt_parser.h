@@ -3,7 +3,7 @@
 // at 77 tokens as diffusers does. Pure functions, thread-safe.
 //
 //   auto parts = dd::text::parsePromptAttention("a (red:1.3) [car]");
-//   auto prompt = dd::text::tokenizePrompt(tokenizer, text, {.padId = ClipTokenizer::kPadWithZero});
+//   auto prompt = dd::text::tokenizePrompt(tokenizer, text);
 //
 // A1111 tokenizes OpenCLIP prompts (SD2, SDXL-G) with open_clip's tokenizer, where "!" is plain text,
 // and pads with 0 only after the first EOS: for that, pass a ClipPad::EndOfText tokenizer and

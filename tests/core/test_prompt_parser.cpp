@@ -18,6 +18,13 @@ std::string repeat(const std::string& s, int n) {
     return out;
 }
 
+template <typename F>
+PromptOptions with(F set) {
+    PromptOptions o;
+    set(o);
+    return o;
+}
+
 QString show(const Parts& parts) {
     QStringList s;
     for (const auto& p : parts)
@@ -154,7 +161,7 @@ private slots:
         QCOMPARE(p.chunks[1].contentTokens, 2);
         QCOMPARE(p.tokenCount, 77);  // A1111 counts a chunk closed by BREAK as 75
         QCOMPARE(p.chunks[1].ids[2], 1929);
-        const auto plain = tokenizePrompt(*m_tok, "a cat BREAK a dog", {.emphasis = false});
+        const auto plain = tokenizePrompt(*m_tok, "a cat BREAK a dog", with([](PromptOptions& o) { o.emphasis = false; }));
         QCOMPARE(int(plain.chunks.size()), 1);
         QCOMPARE(plain.chunks[0].contentTokens, 5);
     }
@@ -167,7 +174,7 @@ private slots:
         QCOMPARE(p.chunks[0].ids[71], 267);
         QCOMPARE(p.chunks[1].contentTokens, 10);
         QCOMPARE(p.tokenCount, 85);
-        const auto off = tokenizePrompt(*m_tok, prompt, {.commaBacktrack = 0});
+        const auto off = tokenizePrompt(*m_tok, prompt, with([](PromptOptions& o) { o.commaBacktrack = 0; }));
         QCOMPARE(off.chunks[0].contentTokens, 75);
         QCOMPARE(off.chunks[1].contentTokens, 6);
         QCOMPARE(off.tokenCount, 81);
@@ -176,19 +183,19 @@ private slots:
     }
 
     void padZeroAfterFirstEos() {
-        const auto p = tokenizePrompt(*m_tok, "a cat", {.padId = ClipTokenizer::kPadWithZero});
+        const auto p = tokenizePrompt(*m_tok, "a cat", with([](PromptOptions& o) { o.padId = ClipTokenizer::kPadWithZero; }));
         const auto& ids = p.chunks[0].ids;
         QCOMPARE(std::vector<int>(ids.begin(), ids.begin() + 5), (std::vector<int>{49406, 320, 2368, 49407, 0}));
         QCOMPARE(ids.back(), 0);  // A1111 replaces the closing EOS too
     }
 
     void referenceModeTruncates() {
-        const auto p = tokenizePrompt(*m_tok, "(cat) " + repeat("dog ", 79), {.mode = PromptMode::Reference});
+        const auto p = tokenizePrompt(*m_tok, "(cat) " + repeat("dog ", 79), with([](PromptOptions& o) { o.mode = PromptMode::Reference; }));
         QCOMPARE(int(p.chunks.size()), 1);
         QCOMPARE(p.chunks[0].contentTokens, 75);
         QCOMPARE(p.tokenCount, 82);  // "(", "cat", ")" + 79
         QCOMPARE(p.droppedTokens, 7);
-        QCOMPARE(p.chunks[0].ids, m_tok->encodePadded("(cat) " + repeat("dog ", 79), 49407).ids);
+        QCOMPARE(p.chunks[0].ids, m_tok->encodePadded("(cat) " + repeat("dog ", 79)).ids);
         QCOMPARE(p.chunks[0].weights, std::vector<float>(77, 1.0f));
     }
 
