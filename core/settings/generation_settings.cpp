@@ -1,0 +1,49 @@
+#include "core/settings/generation_settings.h"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace dd::settings {
+
+void to_json(nlohmann::json& j, const GenerationSettings& s) {
+    j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
+         {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
+         {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
+         {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset}};
+}
+
+void from_json(const nlohmann::json& j, GenerationSettings& s) {
+    auto get = [&](const char* key, auto& field) {
+        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
+    };
+    get("model", s.model);
+    get("prompt", s.prompt);
+    get("negative_prompt", s.negativePrompt);
+    get("seed", s.seed);
+    get("steps", s.steps);
+    get("cfg_scale", s.cfgScale);
+    get("guidance_rescale", s.guidanceRescale);
+    get("sampler", s.sampler);
+    get("width", s.width);
+    get("height", s.height);
+    get("batch_size", s.batchSize);
+    get("clip_skip", s.clipSkip);
+    get("init_image", s.initImage);
+    get("strength", s.strength);
+    get("preset", s.preset);
+}
+
+void validate(const GenerationSettings& s) {
+    auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
+    if (s.width <= 0 || s.height <= 0 || s.width % 8 || s.height % 8)
+        fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " is not a positive multiple of 8");
+    if (s.steps < 1 || s.steps > 1000) fail("steps must be between 1 and 1000 (got " + std::to_string(s.steps) + ")");
+    if (s.batchSize < 1 || s.batchSize > 64) fail("batch size must be between 1 and 64 (got " + std::to_string(s.batchSize) + ")");
+    if (s.cfgScale < 0) fail("CFG scale must not be negative");
+    if (s.clipSkip < 1) fail("clip skip must be 1 or more (A1111 numbering: 1 = last layer)");
+    if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
+    if (s.seed < 0) fail("seed must not be negative");
+}
+
+} // namespace dd::settings

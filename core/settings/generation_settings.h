@@ -1,0 +1,36 @@
+#pragma once
+// The one value that describes a generation. The GUI, the CLI, sidecars and presets all go through this
+// struct and its JSON functions, so a field added here appears everywhere.
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace dd::settings {
+
+struct GenerationSettings {
+    std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
+    std::string prompt;
+    std::string negativePrompt;
+    int64_t seed = 0;              // image i of a batch uses seed + i (A1111 convention)
+    int steps = 20;
+    double cfgScale = 7.0;
+    double guidanceRescale = 0.0;
+    std::string sampler = "Euler a";
+    int width = 512;
+    int height = 512;
+    int batchSize = 1;
+    int clipSkip = 1;              // A1111 numbering: 1 = last layer, 2 = penultimate
+    std::string initImage;         // img2img source (empty: txt2img)
+    double strength = 0.75;        // img2img denoising strength
+    std::string preset;            // memory preset name, informational until the memory plan lands
+};
+
+void to_json(nlohmann::json& j, const GenerationSettings& s);
+// Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
+void from_json(const nlohmann::json& j, GenerationSettings& s);
+
+// Throws std::invalid_argument with a message a person can act on (size not a multiple of 8, steps < 1...).
+void validate(const GenerationSettings& s);
+
+} // namespace dd::settings
