@@ -99,6 +99,8 @@ private slots:
         QTest::newRow("sd2") << "tiny-sd2" << int(ModelFamily::SD2) << QStringList{"unet", "vae", "text_encoder"};
         QTest::newRow("sdxl") << "tiny-sdxl" << int(ModelFamily::SDXL)
                               << QStringList{"unet", "vae", "text_encoder", "text_encoder_2"};
+        QTest::newRow("sdxl-refiner") << "tiny-sdxl-refiner" << int(ModelFamily::SDXLRefiner)
+                                      << QStringList{"unet", "vae", "text_encoder_2"};
     }
 
     void matchesDiffusersFolder() {

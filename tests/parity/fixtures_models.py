@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny random-weight SD 1.x / SD 2.x / SDXL models as diffusers folders and as LDM single files.
 
-Usage: fixtures_models.py <outdir>   → <outdir>/models/{tiny-sd1,tiny-sd2,tiny-sdxl}/ (diffusers folders),
+Usage: fixtures_models.py <outdir>   → <outdir>/models/{tiny-sd1,tiny-sd2,tiny-sdxl,tiny-sdxl-refiner}/ (diffusers folders),
 <outdir>/models/tiny-*.safetensors (original LDM / A1111 layout) and <outdir>/models/tiny-sd1-sharded/.
 
 Configs come from diffusers' own fast tests (tests/pipelines/stable_diffusion*/test_*.py,
@@ -32,6 +32,7 @@ from diffusers import (  # noqa: E402
     EulerDiscreteScheduler,
     PNDMScheduler,
     StableDiffusionPipeline,
+    StableDiffusionXLImg2ImgPipeline,
     StableDiffusionXLPipeline,
     UNet2DConditionModel,
 )
@@ -159,6 +160,27 @@ def build_sdxl(tok, tok2):
     perturb(unet, vae, te, te2)
     return StableDiffusionXLPipeline(unet=unet, vae=vae, text_encoder=te, text_encoder_2=te2, tokenizer=tok,
                                      tokenizer_2=tok2, scheduler=scheduler)
+
+
+def build_sdxl_refiner(tok2):
+    # tests/pipelines/stable_diffusion_xl/test_stable_diffusion_xl_img2img.py, skip_first_text_encoder=True
+    torch.manual_seed(0)
+    unet = UNet2DConditionModel(
+        block_out_channels=(32, 64), layers_per_block=2, sample_size=32, in_channels=4, out_channels=4,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        attention_head_dim=(2, 4), use_linear_projection=True, addition_embed_type="text_time",
+        addition_time_embed_dim=8, transformer_layers_per_block=(1, 2), projection_class_embeddings_input_dim=72,
+        cross_attention_dim=32,
+    )
+    scheduler = EulerDiscreteScheduler(beta_start=0.00085, beta_end=0.012, steps_offset=1,
+                                       beta_schedule="scaled_linear", timestep_spacing="leading")
+    vae = tiny_vae(128)
+    torch.manual_seed(0)
+    te2 = CLIPTextModelWithProjection(clip_config(hidden_act="gelu", projection_dim=32))
+    perturb(unet, vae, te2)
+    return StableDiffusionXLImg2ImgPipeline(unet=unet, vae=vae, text_encoder=None, text_encoder_2=te2, tokenizer=None,
+                                            tokenizer_2=tok2, scheduler=scheduler, requires_aesthetics_score=True,
+                                            force_zeros_for_empty_prompt=False)
 
 
 # ---------------------------------------------------------------- diffusers → LDM (inverse of sd_reference.md §4)
@@ -289,7 +311,11 @@ def ldm_state_dict(family, pipe):
     sd["alphas_cumprod"] = torch.linspace(0.999, 0.005, 1000)
     sd["model_ema.num_updates"] = torch.tensor(0, dtype=torch.int32)
     te = pipe.text_encoder
-    if family == "sd1":
+    if family == "sdxl-refiner":
+        prefix = "conditioner.embedders.0.model."
+        sd.update(open_clip_to_ldm(pipe.text_encoder_2.state_dict(), prefix))
+        sd[prefix + "logit_scale"] = torch.tensor(4.6052)
+    elif family == "sd1":
         sd.update(clip_to_ldm(te.state_dict(), "cond_stage_model.transformer."))
         sd["cond_stage_model.transformer.text_model.embeddings.position_ids"] = torch.arange(77)[None]
     elif family == "sd2":
@@ -331,6 +357,11 @@ def check_with_diffusers(family, single: Path, folder: Path):
     vae = AutoencoderKL.from_single_file(str(single), subfolder="vae", **kw)
     assert_same(f"{family} vae", vae.state_dict(), folder_tensors(folder, "vae"))
     ckpt = load_file(single)
+    if family == "sdxl-refiner":
+        te2 = sfu.create_diffusers_clip_model_from_ldm(CLIPTextModelWithProjection, ckpt, subfolder="text_encoder_2",
+                                                       **kw)
+        assert_same(f"{family} text_encoder_2", te2.state_dict(), folder_tensors(folder, "text_encoder_2"))
+        return
     te = sfu.create_diffusers_clip_model_from_ldm(CLIPTextModel, ckpt, subfolder="text_encoder", **kw)
     assert_same(f"{family} text_encoder", te.state_dict(), folder_tensors(folder, "text_encoder"))
     if family == "sdxl":
@@ -389,6 +420,7 @@ def main():
     make_family("sd1", build_sd1(tok), models)
     make_family("sd2", build_sd2(tok_g), models)
     make_family("sdxl", build_sdxl(tok, tok_g), models)
+    make_family("sdxl-refiner", build_sdxl_refiner(tok_g), models)
     make_sharded(models)
     shutil.rmtree(models / "_bpe")
     print(f"fixtures written to {models}")
