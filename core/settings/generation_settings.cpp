@@ -9,6 +9,7 @@ namespace dd::settings {
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
+         {"schedule_type", s.scheduleType},
          {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
          {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset}};
 }
@@ -25,6 +26,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("cfg_scale", s.cfgScale);
     get("guidance_rescale", s.guidanceRescale);
     get("sampler", s.sampler);
+    get("schedule_type", s.scheduleType);
     get("width", s.width);
     get("height", s.height);
     get("batch_size", s.batchSize);

@@ -17,6 +17,9 @@ struct GenerationSettings {
     double cfgScale = 7.0;
     double guidanceRescale = 0.0;
     std::string sampler = "Euler a";
+    // A1111 "Schedule type" label ("Karras", "Exponential", "SGM Uniform"...) when the sampler name does not
+    // carry it; "" = the sampler's own default. "DPM++ 2M Karras" is written as sampler, not as sampler + this.
+    std::string scheduleType;
     int width = 512;
     int height = 512;
     int batchSize = 1;

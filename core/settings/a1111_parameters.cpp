@@ -1,0 +1,355 @@
+// Ref: AUTOMATIC1111/stable-diffusion-webui modules/processing.py::create_infotext,
+// modules/infotext_utils.py::{quote, unquote, re_param, parse_generation_parameters},
+// modules/sd_samplers.py::get_sampler_and_scheduler, modules/sd_schedulers.py::schedulers,
+// modules/sd_samplers_kdiffusion.py::samplers_k_diffusion (per-sampler default schedule since 1.9).
+#include "core/settings/a1111_parameters.h"
+
+#include "core/settings/generation_info_detail.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace dd::settings {
+namespace {
+
+struct Schedule {
+    const char* name;
+    const char* label;
+    const char* alias;
+};
+
+// A1111's order matters: get_sampler_and_scheduler strips the first matching suffix of each, in this order.
+constexpr std::array<Schedule, 12> kSchedules{{
+    {"automatic", "Automatic", nullptr}, {"uniform", "Uniform", nullptr}, {"karras", "Karras", nullptr},
+    {"exponential", "Exponential", nullptr}, {"polyexponential", "Polyexponential", nullptr},
+    {"sgm_uniform", "SGM Uniform", "SGMUniform"}, {"kl_optimal", "KL Optimal", nullptr},
+    {"align_your_steps", "Align Your Steps", nullptr}, {"simple", "Simple", nullptr}, {"normal", "Normal", nullptr},
+    {"ddim", "DDIM", nullptr}, {"beta", "Beta", nullptr},
+}};
+
+const Schedule* findSchedule(std::string_view s) {
+    for (const auto& x : kSchedules)
+        if (s == x.name || s == x.label || (x.alias && s == x.alias)) return &x;
+    return nullptr;
+}
+
+// What "Automatic" means in A1111 1.9+ for samplers that declare their own schedule.
+std::string_view a1111DefaultSchedule(std::string_view sampler) {
+    if (sampler == "DPM++ 2M" || sampler == "DPM++ SDE" || sampler == "DPM++ 2S a") return "Karras";
+    if (sampler == "DPM++ 2M SDE" || sampler == "DPM++ 2M SDE Heun" || sampler == "DPM++ 3M SDE") return "Exponential";
+    return {};
+}
+
+bool isWordByte(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || u == '_' || u >= 0x80;
+}
+bool isKeyByte(char c) { return isWordByte(c) || c == ' ' || c == '-' || c == '/'; }
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+struct Pair {
+    std::string key;
+    std::string value;
+};
+
+// findall of re_param = \s*(\w[\w \-/]+):\s*("(?:\\.|[^\\"])+"|[^,]*)(?:,|$) over one line, without std::regex
+// (which recurses per character and would overflow the stack on a 1 MB line).
+std::vector<Pair> findParams(std::string_view line) {
+    std::vector<Pair> out;
+    const std::size_t n = line.size();
+    std::size_t pos = 0;
+    while (pos < n) {
+        std::size_t i = pos;
+        while (i < n && isSpace(line[i])) ++i;
+        if (i >= n || !isWordByte(line[i])) {
+            pos = std::max(pos + 1, i);
+            continue;
+        }
+        std::size_t j = i + 1;
+        while (j < n && isKeyByte(line[j])) ++j;
+        if (j - i < 2 || j >= n || line[j] != ':') {
+            pos = j;  // every start inside this run ends at the same j and fails the same way
+            continue;
+        }
+        std::size_t k = j + 1;
+        while (k < n && isSpace(line[k])) ++k;
+        std::size_t end = std::string_view::npos;
+        if (k < n && line[k] == '"') {
+            std::size_t m = k + 1;
+            while (m < n && line[m] != '"') {
+                if (line[m] == '\\') {
+                    if (m + 1 >= n || line[m + 1] == '\n') break;
+                    ++m;
+                }
+                ++m;
+            }
+            if (m < n && line[m] == '"' && m > k + 1 && (m + 1 == n || line[m + 1] == ',')) end = m + 1;
+        }
+        if (end == std::string_view::npos) {
+            end = k;
+            while (end < n && line[end] != ',') ++end;
+        }
+        out.push_back({std::string(line.substr(i, j - i)), std::string(line.substr(k, end - k))});
+        pos = end < n ? end + 1 : n;
+    }
+    return out;
+}
+
+// infotext_utils.quote, plus quoting a leading '"' so that such a value reads back unchanged.
+std::string quote(const std::string& v) {
+    if (v.find_first_of(",:\n") == std::string::npos && (v.empty() || v.front() != '"')) return v;
+    return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string unquote(const std::string& v) {
+    if (v.size() < 2 || v.front() != '"' || v.back() != '"') return v;
+    try {
+        const auto j = nlohmann::json::parse(v);
+        if (j.is_string()) return j.get<std::string>();
+    } catch (const nlohmann::json::exception&) {
+    }
+    return v;
+}
+
+bool validKey(std::string_view k) {
+    if (k.size() < 2 || !isWordByte(k[0])) return false;
+    return std::all_of(k.begin() + 1, k.end(), isKeyByte);
+}
+
+std::string defaultModelName(std::string model) {
+    while (!model.empty() && (model.back() == '/' || model.back() == '\\')) model.pop_back();
+    if (const auto s = model.find_last_of("/\\"); s != std::string::npos) model = model.substr(s + 1);
+    for (const char* ext : {".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".sft", ".gguf"}) {
+        const std::string_view e(ext);
+        if (model.size() > e.size() && model.compare(model.size() - e.size(), e.size(), e) == 0)
+            return model.substr(0, model.size() - e.size());
+    }
+    return model;
+}
+
+std::vector<std::string> splitLines(std::string_view s) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    for (;;) {
+        const auto nl = s.find('\n', start);
+        lines.emplace_back(s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+        if (nl == std::string_view::npos) return lines;
+        start = nl + 1;
+    }
+}
+
+} // namespace
+
+const std::vector<std::string>& a1111SamplerNames() {
+    static const std::vector<std::string> names{"Euler",        "Euler a", "DDIM", "PLMS", "DPM++ 2M", "DPM++ 2M Karras",
+                                                "DPM++ 2M SDE", "Heun",    "LMS",  "UniPC", "LCM"};
+    return names;
+}
+
+std::pair<std::string, std::string> splitSamplerSchedule(std::string_view sampler) {
+    std::string name(sampler);
+    std::string schedule;
+    for (const auto& s : kSchedules) {
+        for (const char* option : {s.label, s.name, s.alias}) {
+            if (!option) continue;
+            const std::string suffix = std::string(" ") + option;
+            if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+                name.resize(name.size() - suffix.size());
+                schedule = s.label;
+                break;
+            }
+        }
+    }
+    return {name, schedule};
+}
+
+namespace detail {
+
+void found(GenerationInfo& info, const char* field) {
+    if (!info.has(field)) info.fields.emplace_back(field);
+}
+
+void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic) {
+    auto [base, suffix] = splitSamplerSchedule(sampler);
+    std::string label;
+    if (!suffix.empty()) {
+        label = suffix;
+    } else if (const Schedule* s = findSchedule(schedule)) {
+        label = s->label;
+    } else if (!schedule.empty()) {
+        info.warnings.push_back("schedule type '" + std::string(schedule) + "' is unknown; using the sampler's default");
+    }
+    if (label == "Automatic" || label.empty()) label = explicitAutomatic ? std::string(a1111DefaultSchedule(base)) : "";
+    if (label == "Uniform") label.clear();  // the k-diffusion default discretisation: what our samplers do unasked
+    const auto& known = a1111SamplerNames();
+    const std::string combined = label.empty() ? base : base + " " + label;
+    if (std::find(known.begin(), known.end(), combined) != known.end()) {
+        info.settings.sampler = combined;
+        info.settings.scheduleType.clear();
+    } else {
+        info.settings.sampler = base;
+        info.settings.scheduleType = label;
+        if (std::find(known.begin(), known.end(), base) == known.end())
+            info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has; choose another before generating");
+        else if (!label.empty())
+            info.warnings.push_back("schedule type '" + label + "' with '" + base + "' is kept but may not be supported");
+    }
+    found(info, "sampler");
+    found(info, "schedule_type");
+}
+
+} // namespace detail
+
+std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOptions& o) {
+    using detail::formatNumber;
+    std::vector<std::pair<std::string, std::string>> kv;
+    auto [base, suffix] = splitSamplerSchedule(s.sampler);
+    std::string schedule = !s.scheduleType.empty() ? s.scheduleType : suffix;
+    // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
+    if (schedule.empty()) schedule = a1111DefaultSchedule(base).empty() ? "Automatic" : "Uniform";
+    kv.emplace_back("Steps", std::to_string(s.steps));
+    kv.emplace_back("Sampler", base);
+    kv.emplace_back("Schedule type", schedule);
+    kv.emplace_back("CFG scale", formatNumber(s.cfgScale));
+    kv.emplace_back("Seed", std::to_string(s.seed + o.batchIndex));
+    kv.emplace_back("Size", std::to_string(s.width) + "x" + std::to_string(s.height));
+    if (!o.modelHash.empty()) kv.emplace_back("Model hash", o.modelHash);
+    const std::string model = o.modelName.empty() ? defaultModelName(s.model) : o.modelName;
+    if (!model.empty()) kv.emplace_back("Model", model);
+    if (!s.initImage.empty()) kv.emplace_back("Denoising strength", formatNumber(s.strength));
+    if (s.clipSkip > 1) kv.emplace_back("Clip skip", std::to_string(s.clipSkip));
+    kv.emplace_back("RNG", "CPU");  // our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU
+    if (s.batchSize > 1) kv.emplace_back("Batch size", std::to_string(s.batchSize));
+    if (s.guidanceRescale != 0) kv.emplace_back("CFG Rescale", formatNumber(s.guidanceRescale));
+    for (const auto& [k, v] : o.extra) {
+        if (!validKey(k) || k.find('\n') != std::string::npos)
+            throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
+        kv.emplace_back(k, v);
+    }
+    if (!o.version.empty()) kv.emplace_back("Version", o.version);
+
+    std::string params;
+    for (const auto& [k, v] : kv) {
+        if (!params.empty()) params += ", ";
+        params += k + ": " + quote(v);
+    }
+    std::string text = s.prompt;
+    if (!s.negativePrompt.empty()) text += "\nNegative prompt: " + s.negativePrompt;
+    text += "\n" + params;
+    const auto first = text.find_first_not_of(" \t\n\r\f\v");
+    return first == std::string::npos ? std::string() : text.substr(first);
+}
+
+GenerationInfo parseA1111Parameters(std::string_view raw) {
+    using namespace detail;
+    checkUntrustedText("A1111 parameters", raw);
+    GenerationInfo info;
+    info.format = "a1111";
+    auto lines = splitLines(trim(raw));
+    std::vector<Pair> params = findParams(lines.back());
+    if (params.size() < 3) {
+        params.clear();
+        info.warnings.push_back("no 'Steps: ..., Sampler: ...' line was found; only the prompt was read");
+    } else {
+        lines.pop_back();
+    }
+    std::string prompt, negative;
+    bool inNegative = false;
+    for (const auto& l : lines) {
+        std::string_view line = trim(l);
+        if (line.substr(0, 16) == "Negative prompt:") {
+            inNegative = true;
+            line = trim(line.substr(16));
+        }
+        std::string& dst = inNegative ? negative : prompt;
+        if (!dst.empty()) dst += '\n';
+        dst += line;
+    }
+    info.settings.prompt = prompt;
+    info.settings.negativePrompt = negative;
+    found(info, "prompt");
+    found(info, "negative_prompt");
+    if (params.empty()) return info;
+
+    std::vector<Pair> dict;  // a Python dict: a repeated key keeps its first position and its last value
+    for (auto& p : params) {
+        if (p.value.empty()) continue;  // A1111 skips these (v[0] raises, the key is dropped)
+        p.value = unquote(p.value);
+        auto it = std::find_if(dict.begin(), dict.end(), [&](const Pair& d) { return d.key == p.key; });
+        if (it != dict.end()) it->value = p.value; else dict.push_back(p);
+    }
+    auto take = [&](std::string_view key) -> std::optional<std::string> {
+        auto it = std::find_if(dict.begin(), dict.end(), [&](const Pair& d) { return d.key == key; });
+        if (it == dict.end()) return std::nullopt;
+        std::string v = it->value;
+        dict.erase(it);
+        return v;
+    };
+    auto bad = [&](std::string_view key, const std::string& v) {
+        info.warnings.push_back("'" + std::string(key) + ": " + v.substr(0, 80) + "' is not a valid value; ignored");
+    };
+    auto integer = [&](std::string_view key, int& field, const char* name, int64_t lo, int64_t hi) {
+        if (auto v = take(key)) {
+            const auto n = parseInteger(*v);
+            if (n && *n >= lo && *n <= hi) field = int(*n), found(info, name); else bad(key, *v);
+        }
+    };
+    auto number = [&](std::string_view key, double& field, const char* name) {
+        if (auto v = take(key)) {
+            if (const auto d = parseNumber(*v)) field = *d, found(info, name); else bad(key, *v);
+        }
+    };
+    integer("Steps", info.settings.steps, "steps", 1, 100000);
+    const auto sampler = take("Sampler");
+    const auto schedule = take("Schedule type");
+    if (sampler || schedule)
+        setSampler(info, sampler.value_or("Euler a"), schedule.value_or(""), schedule && *schedule == "Automatic");
+    number("CFG scale", info.settings.cfgScale, "cfg_scale");
+    if (auto v = take("Seed")) {
+        const auto n = parseInteger(*v);
+        if (n && *n >= 0) info.settings.seed = *n, found(info, "seed"); else bad("Seed", *v);
+    }
+    if (auto v = take("Size")) {
+        const auto x = v->find('x');
+        const auto w = x == std::string::npos ? std::nullopt : parseInteger(std::string_view(*v).substr(0, x));
+        const auto h = x == std::string::npos ? std::nullopt : parseInteger(std::string_view(*v).substr(x + 1));
+        const bool digits = std::all_of(v->begin(), v->end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
+        if (digits && w && h && *w > 0 && *h > 0 && *w <= 65536 && *h <= 65536) {
+            info.settings.width = int(*w), info.settings.height = int(*h);
+            found(info, "width"), found(info, "height");
+        } else {
+            bad("Size", *v);
+        }
+    }
+    if (auto v = take("Model hash")) {
+        const std::string h(trim(*v));
+        if (!h.empty() && h.size() <= 64 && std::all_of(h.begin(), h.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+            info.modelHash = h; else bad("Model hash", *v);
+    }
+    if (auto v = take("Model")) {
+        info.modelName = safeModelName(trim(*v));
+        if (info.modelName.empty()) bad("Model", *v);
+    }
+    number("Denoising strength", info.settings.strength, "strength");
+    if (auto v = take("Clip skip")) {
+        const auto n = parseInteger(*v);
+        if (n && *n >= 1 && *n <= 12) info.settings.clipSkip = int(*n); else bad("Clip skip", *v);
+    }
+    found(info, "clip_skip");  // A1111: a missing Clip skip means 1
+    integer("Batch size", info.settings.batchSize, "batch_size", 1, 64);
+    number("CFG Rescale", info.settings.guidanceRescale, "guidance_rescale");
+    number("CFG Rescale \xcf\x86", info.settings.guidanceRescale, "guidance_rescale");
+    const auto rng = take("RNG");
+    if (const auto v = take("Version")) info.version = *v;
+    // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.
+    const bool a1111Version = !info.version.empty() && (info.version[0] == 'v' || info.version[0] == 'f');
+    if ((rng && *rng != "CPU") || (!rng && a1111Version))
+        info.warnings.push_back("the image was made with " + rng.value_or("GPU") +
+                                " noise (RNG); DiffusionDesk draws noise on the CPU, so the same seed gives a different picture");
+    for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
+    return info;
+}
+
+} // namespace dd::settings

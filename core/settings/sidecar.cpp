@@ -1,0 +1,127 @@
+#include "core/settings/sidecar.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dd::settings {
+namespace {
+
+using nlohmann::ordered_json;
+
+[[noreturn]] void fail(const std::string& message) { throw SidecarError("sidecar: " + message); }
+
+// Reads j[key] into field when present; a wrong type names the field ("timings.decode_s must be a number").
+template <typename T>
+void get(const nlohmann::json& j, const char* key, T& field, const std::string& path) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return;
+    try {
+        it->get_to(field);
+    } catch (const nlohmann::json::exception&) {
+        fail(path + key + " has the wrong type (" + it->type_name() + ")");
+    }
+}
+
+std::string fileNameOnly(const std::string& path) {
+    const auto s = path.find_last_of("/\\");
+    return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+int schemaVersion(const nlohmann::json& j) {
+    const auto it = j.find("schema");
+    if (it == j.end()) fail("no \"schema\" field; this is not a DiffusionDesk sidecar");
+    if (!it->is_string()) fail("\"schema\" must be a string like \"" + std::string(kSidecarSchema) + "\"");
+    const auto schema = it->get<std::string>();
+    const std::string prefix = "diffusiondesk.sidecar/";
+    if (schema.rfind(prefix, 0) != 0)
+        fail("schema is \"" + schema.substr(0, 80) + "\", not \"" + kSidecarSchema + "\"; this is not a DiffusionDesk sidecar");
+    const std::string v = schema.substr(prefix.size());
+    if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+        fail("schema version \"" + v.substr(0, 20) + "\" is not a number");
+    return std::stoi(v);
+}
+
+} // namespace
+
+std::string writeSidecar(const Sidecar& s) {
+    nlohmann::json settings = s.settings;
+    // Paths on this machine stay here: a shared image must not reveal "/home/alice/...".
+    settings["model"] = fileNameOnly(s.settings.model);
+    settings["init_image"] = fileNameOnly(s.settings.initImage);
+    const auto& t = s.timings;
+    const auto& e = s.environment;
+    ordered_json j;
+    j["schema"] = kSidecarSchema;
+    j["app_version"] = s.appVersion;
+    j["created_at"] = s.createdAt;
+    j["model"] = {{"name", fileNameOnly(s.modelName)}, {"hash", s.modelHash}, {"sha256", s.modelSha256}};
+    j["settings"] = ordered_json::parse(settings.dump());
+    j["seeds"] = s.seeds;
+    j["timings"] = {{"load_s", t.loadSeconds}, {"encode_s", t.encodeSeconds}, {"steps_s", t.stepSeconds},
+                    {"decode_s", t.decodeSeconds}};
+    j["peak_memory_bytes"] = s.peakMemoryBytes;
+    j["environment"] = {{"torch_version", e.torchVersion}, {"device", e.device}, {"dtype", e.dtype},
+                        {"attention_backend", e.attentionBackend}, {"offload_mode", e.offloadMode},
+                        {"threads", e.threads}, {"deterministic", e.deterministic}, {"os", e.os}};
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+Sidecar readSidecar(std::string_view text) {
+    checkUntrustedText("sidecar", text);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        fail(std::string("not valid JSON (") + e.what() + ")");
+    }
+    if (!j.is_object()) fail("the top level must be a JSON object");
+    const int version = schemaVersion(j);
+    if (version > kSidecarSchemaVersion)
+        fail("written by a newer DiffusionDesk (schema " + std::to_string(version) + "); this version reads schema " +
+             std::to_string(kSidecarSchemaVersion) + " — update DiffusionDesk to read it");
+    if (version < 1) fail("schema version " + std::to_string(version) + " does not exist");
+
+    Sidecar s;
+    get(j, "app_version", s.appVersion, "");
+    get(j, "created_at", s.createdAt, "");
+    if (const auto m = j.find("model"); m != j.end() && !m->is_null()) {
+        if (!m->is_object()) fail("model must be an object with name, hash and sha256");
+        get(*m, "name", s.modelName, "model.");
+        get(*m, "hash", s.modelHash, "model.");
+        get(*m, "sha256", s.modelSha256, "model.");
+        s.modelName = safeModelName(s.modelName);
+    }
+    if (const auto st = j.find("settings"); st != j.end()) {
+        if (!st->is_object()) fail("settings must be an object");
+        try {
+            st->get_to(s.settings);
+        } catch (const nlohmann::json::exception& e) {
+            fail(std::string("settings has a field of the wrong type (") + e.what() + ")");
+        }
+        s.settings.model = safeModelName(s.settings.model);
+        s.settings.initImage = safeModelName(s.settings.initImage);
+    } else {
+        fail("no \"settings\" object");
+    }
+    get(j, "seeds", s.seeds, "");
+    if (const auto t = j.find("timings"); t != j.end() && t->is_object()) {
+        get(*t, "load_s", s.timings.loadSeconds, "timings.");
+        get(*t, "encode_s", s.timings.encodeSeconds, "timings.");
+        get(*t, "steps_s", s.timings.stepSeconds, "timings.");
+        get(*t, "decode_s", s.timings.decodeSeconds, "timings.");
+    }
+    get(j, "peak_memory_bytes", s.peakMemoryBytes, "");
+    if (const auto e = j.find("environment"); e != j.end() && e->is_object()) {
+        auto& f = s.environment;
+        get(*e, "torch_version", f.torchVersion, "environment.");
+        get(*e, "device", f.device, "environment.");
+        get(*e, "dtype", f.dtype, "environment.");
+        get(*e, "attention_backend", f.attentionBackend, "environment.");
+        get(*e, "offload_mode", f.offloadMode, "environment.");
+        get(*e, "threads", f.threads, "environment.");
+        get(*e, "deterministic", f.deterministic, "environment.");
+        get(*e, "os", f.os, "environment.");
+    }
+    return s;
+}
+
+} // namespace dd::settings
