@@ -1,0 +1,85 @@
+#pragma once
+// UNet2DConditionModel for SD 1.x, SD 2.x and SDXL, built from diffusers' unet/config.json.
+// Ref: diffusers models/unets/unet_2d_condition.py (UNet2DConditionModel.__init__, get_time_embed,
+// get_aug_embed, forward).
+//
+// Usage (on the engine thread, under c10::InferenceMode):
+//   auto cfg = UNetConfig::fromJson(ck.configs.at("unet"));
+//   UNet2DConditionModel unet(cfg);
+//   loadWeights(*unet, ck.components.at("unet"), "unet");
+//   auto eps = unet->forward(latents, t, context, AddedCond{pooled, timeIds});
+#include "core/nn/attention.h"
+#include "core/nn/blocks.h"
+#include "core/nn/unet_blocks.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dd::nn {
+
+struct UNetConfig {
+    int64_t inChannels = 4, outChannels = 4;
+    std::vector<int64_t> blockOutChannels{320, 640, 1280, 1280};
+    std::vector<std::string> downBlockTypes, upBlockTypes;
+    std::vector<int64_t> layersPerBlock;              // per down block
+    std::vector<int64_t> heads;                        // config "attention_head_dim" (= heads), per down block
+    std::vector<int64_t> crossAttentionDim;            // per down block
+    std::vector<int64_t> transformerLayers;            // per down block
+    std::vector<int64_t> reverseTransformerLayers;     // per up block (config or reversed transformerLayers)
+    bool useLinearProjection = false;
+    bool upcastAttention = false;
+    bool flipSinToCos = true;
+    double freqShift = 0;
+    int64_t normGroups = 32;
+    double normEps = 1e-5;
+    int64_t downsamplePadding = 1;
+    double midBlockScaleFactor = 1;
+    int64_t timeCondProjDim = 0;
+    std::string additionEmbedType;                     // "" or "text_time"
+    int64_t additionTimeEmbedDim = 0;
+    int64_t projectionClassEmbeddingsInputDim = 0;
+    int64_t sampleSize = 64;
+
+    // Throws dd::io::ModelFileError (naming "unet/config.json") for settings this implementation lacks.
+    static UNetConfig fromJson(const nlohmann::json& j);
+};
+
+// SDXL micro-conditioning: pooled text embeddings [B, P] and time ids [B, 6].
+struct AddedCond {
+    torch::Tensor textEmbeds;
+    torch::Tensor timeIds;
+};
+
+struct UNet2DConditionModelImpl : torch::nn::Module {
+    explicit UNet2DConditionModelImpl(const UNetConfig& config, AttentionOptions attention = {});
+
+    // sample [B, C, H, W]; timestep 0-d, [1] or [B] (fractional allowed); encoderHiddenStates [B, S, cross].
+    // `added` is required for addition_embed_type "text_time"; timestepCond only with time_cond_proj_dim.
+    torch::Tensor forward(const torch::Tensor& sample, const torch::Tensor& timestep,
+                          const torch::Tensor& encoderHiddenStates, const std::optional<AddedCond>& added = std::nullopt,
+                          const torch::Tensor& timestepCond = {});
+    torch::Tensor forward(const torch::Tensor& sample, double timestep, const torch::Tensor& encoderHiddenStates,
+                          const std::optional<AddedCond>& added = std::nullopt);
+
+    void setAttention(const AttentionOptions& options) { setAttentionOptions(*this, options); }
+    const UNetConfig& config() const { return m_config; }
+    int64_t numUpsamplers() const { return m_numUpsamplers; }
+
+    torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
+    TimestepEmbedding time_embedding{nullptr}, add_embedding{nullptr};
+    torch::nn::ModuleList down_blocks{nullptr}, up_blocks{nullptr};
+    UNetMidBlock mid_block{nullptr};
+    torch::nn::GroupNorm conv_norm_out{nullptr};
+
+private:
+    torch::Tensor timeEmbedding(const torch::Tensor& sample, const torch::Tensor& timestep,
+                                const std::optional<AddedCond>& added, const torch::Tensor& timestepCond);
+    UNetConfig m_config;
+    int64_t m_numUpsamplers = 0;
+};
+TORCH_MODULE(UNet2DConditionModel);
+
+} // namespace dd::nn

@@ -1,0 +1,110 @@
+#pragma once
+// AutoencoderKL (SD 1.x / 2.x / SDXL VAE), built from diffusers' vae/config.json.
+// Ref: diffusers models/autoencoders/autoencoder_kl.py (AutoencoderKL), models/autoencoders/vae.py (Encoder,
+// Decoder, DiagonalGaussianDistribution), models/unets/unet_2d_blocks.py (DownEncoderBlock2D,
+// UpDecoderBlock2D, UNetMidBlock2D).
+//
+// Usage (engine thread, c10::InferenceMode):
+//   AutoencoderKL vae(VaeConfig::fromJson(ck.configs.at("vae")));
+//   loadWeights(*vae, ck.components.at("vae"), "vae");
+//   torch::Tensor rgb01 = vae->decodeLatents(latents, {.sliced = true});   // [B, 3, H, W] in [0, 1]
+#include "core/nn/attention.h"
+#include "core/nn/blocks.h"
+
+#include <ATen/core/Generator.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dd::nn {
+
+struct VaeConfig {
+    int64_t inChannels = 3, outChannels = 3, latentChannels = 4;
+    std::vector<int64_t> blockOutChannels{128, 256, 512, 512};
+    int64_t layersPerBlock = 2;
+    int64_t normGroups = 32;
+    int64_t sampleSize = 512;         // tile size in pixels when tiling
+    double scalingFactor = 0.18215;
+    bool useQuantConv = true, usePostQuantConv = true, midBlockAddAttention = true;
+    bool forceUpcast = true;          // SDXL VAE: decode in fp32 when the weights are fp16 (the caller's choice)
+
+    // 2^(levels − 1): 8 for real models, 2 for diffusers' tiny test VAE.
+    int64_t scaleFactor() const { return int64_t(1) << (blockOutChannels.size() - 1); }
+    // Throws dd::io::ModelFileError (naming "vae/config.json") for settings this implementation lacks.
+    static VaeConfig fromJson(const nlohmann::json& j);
+};
+
+// UNetMidBlock2D as the VAE uses it: resnets.0 → attentions.0 (single head, group_norm, residual) → resnets.1.
+struct VaeMidBlockImpl : torch::nn::Module {
+    VaeMidBlockImpl(int64_t channels, int64_t groups, bool addAttention);
+    torch::Tensor forward(torch::Tensor x);
+
+    torch::nn::ModuleList resnets{nullptr}, attentions{nullptr};
+};
+TORCH_MODULE(VaeMidBlock);
+
+struct VaeEncoderImpl : torch::nn::Module {
+    explicit VaeEncoderImpl(const VaeConfig& c);
+    torch::Tensor forward(torch::Tensor x);  // → [B, 2·latent, h, w] moments (before quant_conv)
+
+    torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
+    torch::nn::ModuleList down_blocks{nullptr};
+    VaeMidBlock mid_block{nullptr};
+    torch::nn::GroupNorm conv_norm_out{nullptr};
+};
+TORCH_MODULE(VaeEncoder);
+
+struct VaeDecoderImpl : torch::nn::Module {
+    explicit VaeDecoderImpl(const VaeConfig& c);
+    torch::Tensor forward(torch::Tensor z);
+
+    torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
+    VaeMidBlock mid_block{nullptr};
+    torch::nn::ModuleList up_blocks{nullptr};
+    torch::nn::GroupNorm conv_norm_out{nullptr};
+};
+TORCH_MODULE(VaeDecoder);
+
+// DiagonalGaussianDistribution: moments split into mean / logvar (clamped to [−30, 20]).
+struct LatentDist {
+    torch::Tensor mean, logvar;
+    torch::Tensor std() const;
+    torch::Tensor mode() const { return mean; }
+    // mean + std · randn(mean.shape, generator) in mean's dtype: equals diffusers with the same CPU generator
+    // when mean is on the CPU. An undefined generator uses the default one.
+    torch::Tensor sample(std::optional<at::Generator> generator = std::nullopt) const;
+};
+
+struct VaeRunOptions {
+    bool sliced = false;  // one image of the batch at a time (diffusers enable_slicing): same numbers
+    bool tiled = false;   // overlapping tiles of config.sampleSize pixels when larger (diffusers enable_tiling)
+};
+
+struct AutoencoderKLImpl : torch::nn::Module {
+    explicit AutoencoderKLImpl(const VaeConfig& config, AttentionOptions attention = {});
+
+    LatentDist encode(const torch::Tensor& image, VaeRunOptions run = {});  // image in [−1, 1]
+    torch::Tensor decode(const torch::Tensor& z, VaeRunOptions run = {});   // → ~[−1, 1]
+    torch::Tensor decode(const torch::Tensor& z, bool sliced) { return decode(z, VaeRunOptions{sliced, false}); }
+    // Pipeline decode: latents / scaling_factor → decode → (x / 2 + 0.5).clamp(0, 1).
+    torch::Tensor decodeLatents(const torch::Tensor& latents, VaeRunOptions run = {});
+
+    void setAttention(const AttentionOptions& options) { setAttentionOptions(*this, options); }
+    const VaeConfig& config() const { return m_config; }
+
+    VaeEncoder encoder{nullptr};
+    VaeDecoder decoder{nullptr};
+    torch::nn::Conv2d quant_conv{nullptr}, post_quant_conv{nullptr};
+
+private:
+    torch::Tensor encodeOne(const torch::Tensor& x, bool tiled);
+    torch::Tensor decodeOne(const torch::Tensor& z, bool tiled);
+    torch::Tensor tiledEncode(const torch::Tensor& x);
+    torch::Tensor tiledDecode(const torch::Tensor& z);
+    VaeConfig m_config;
+};
+TORCH_MODULE(AutoencoderKL);
+
+} // namespace dd::nn
