@@ -96,6 +96,8 @@ private slots:
         QTest::addColumn<int>("family");
         QTest::addColumn<QStringList>("components");
         QTest::newRow("sd1") << "tiny-sd1" << int(ModelFamily::SD1) << QStringList{"unet", "vae", "text_encoder"};
+        QTest::newRow("sd1-deep") << "tiny-sd1-deep" << int(ModelFamily::SD1)
+                                  << QStringList{"unet", "vae", "text_encoder"};
         QTest::newRow("sd2") << "tiny-sd2" << int(ModelFamily::SD2) << QStringList{"unet", "vae", "text_encoder"};
         QTest::newRow("sdxl") << "tiny-sdxl" << int(ModelFamily::SDXL)
                               << QStringList{"unet", "vae", "text_encoder", "text_encoder_2"};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny random-weight SD 1.x / SD 2.x / SDXL models as diffusers folders and as LDM single files.
 
-Usage: fixtures_models.py <outdir>   → <outdir>/models/{tiny-sd1,tiny-sd2,tiny-sdxl,tiny-sdxl-refiner}/ (diffusers folders),
+Usage: fixtures_models.py <outdir>   → <outdir>/models/{tiny-sd1,tiny-sd1-deep,tiny-sd2,tiny-sdxl,tiny-sdxl-refiner}/ (diffusers folders),
 <outdir>/models/tiny-*.safetensors (original LDM / A1111 layout) and <outdir>/models/tiny-sd1-sharded/.
 
 Configs come from diffusers' own fast tests (tests/pipelines/stable_diffusion*/test_*.py,
@@ -115,6 +115,27 @@ def build_sd1(tok):
     scheduler = PNDMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", skip_prk_steps=True,
                               steps_offset=1, set_alpha_to_one=False)
     vae = tiny_vae(32)
+    torch.manual_seed(0)
+    te = CLIPTextModel(clip_config())
+    perturb(unet, vae, te)
+    return StableDiffusionPipeline(unet=unet, vae=vae, text_encoder=te, tokenizer=tok, scheduler=scheduler,
+                                   safety_checker=None, feature_extractor=None, requires_safety_checker=False)
+
+
+def build_sd1_deep(tok):
+    """Not a diffusers test config: SD 1.5's block order (attention first, plain last level), so the upsampler
+    of an attention-less up block sits at output_blocks.N.1.conv; 3 levels, layers_per_block 1, 3-level VAE."""
+    torch.manual_seed(0)
+    unet = UNet2DConditionModel(
+        block_out_channels=(32, 64, 64), layers_per_block=1, sample_size=32, in_channels=4, out_channels=4,
+        down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=32,
+    )
+    scheduler = PNDMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", skip_prk_steps=True,
+                              steps_offset=1, set_alpha_to_one=False)
+    torch.manual_seed(0)
+    vae = AutoencoderKL(block_out_channels=[32, 64, 64], layers_per_block=2, latent_channels=4, sample_size=64,
+                        down_block_types=["DownEncoderBlock2D"] * 3, up_block_types=["UpDecoderBlock2D"] * 3)
     torch.manual_seed(0)
     te = CLIPTextModel(clip_config())
     perturb(unet, vae, te)
@@ -311,6 +332,8 @@ def ldm_state_dict(family, pipe):
     sd["alphas_cumprod"] = torch.linspace(0.999, 0.005, 1000)
     sd["model_ema.num_updates"] = torch.tensor(0, dtype=torch.int32)
     te = pipe.text_encoder
+    if family == "sd1-deep":
+        family = "sd1"
     if family == "sdxl-refiner":
         prefix = "conditioner.embedders.0.model."
         sd.update(open_clip_to_ldm(pipe.text_encoder_2.state_dict(), prefix))
@@ -418,6 +441,7 @@ def main():
     tok = tokenizer(models / "_bpe", "<|endoftext|>")
     tok_g = tokenizer(models / "_bpe", "!")
     make_family("sd1", build_sd1(tok), models)
+    make_family("sd1-deep", build_sd1_deep(tok), models)
     make_family("sd2", build_sd2(tok_g), models)
     make_family("sdxl", build_sdxl(tok, tok_g), models)
     make_family("sdxl-refiner", build_sdxl_refiner(tok_g), models)
