@@ -1,0 +1,59 @@
+// A1111 sampler names → diffusers scheduler classes and options, as diffusers documents the mapping and its
+// users write it: XScheduler.from_config(pipe.scheduler.config, **options).
+#include "core/sched/schedulers.h"
+
+#include <functional>
+#include <stdexcept>
+
+namespace dd::sched {
+namespace {
+
+struct Entry {
+    const char* name;
+    std::function<std::unique_ptr<Scheduler>(const nlohmann::json&)> make;
+    nlohmann::json options;
+};
+
+const std::vector<Entry>& entries() {
+    static const std::vector<Entry> table = {
+        {"Euler", makeEulerDiscrete, nlohmann::json::object()},
+        {"Euler a", makeEulerAncestralDiscrete, nlohmann::json::object()},
+        {"DDIM", makeDDIM, nlohmann::json::object()},
+        {"PLMS", makePNDM, {{"skip_prk_steps", true}}},
+        {"DPM++ 2M", makeDPMSolverMultistep, {{"algorithm_type", "dpmsolver++"}, {"use_karras_sigmas", false}}},
+        {"DPM++ 2M Karras", makeDPMSolverMultistep,
+         {{"algorithm_type", "dpmsolver++"}, {"use_karras_sigmas", true}}},
+        {"DPM++ 2M SDE", makeDPMSolverMultistep,
+         {{"algorithm_type", "sde-dpmsolver++"}, {"use_karras_sigmas", false}}},
+        {"Heun", makeHeunDiscrete, nlohmann::json::object()},
+        {"LMS", makeLMSDiscrete, nlohmann::json::object()},
+        {"UniPC", makeUniPCMultistep, nlohmann::json::object()},
+        {"LCM", makeLCM, nlohmann::json::object()},
+    };
+    return table;
+}
+
+} // namespace
+
+const std::vector<std::string>& schedulerNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const auto& e : entries()) n.push_back(e.name);
+        return n;
+    }();
+    return names;
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig) {
+    for (const auto& e : entries()) {
+        if (userName != e.name) continue;
+        nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
+        for (const auto& [key, value] : e.options.items()) config[key] = value;
+        return e.make(config);
+    }
+    std::string valid;
+    for (const auto& n : schedulerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
+    throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
+}
+
+} // namespace dd::sched
