@@ -1,0 +1,195 @@
+#include "core/nn/clip_text.h"
+
+#include "core/io/model_error.h"
+#include "core/nn/load_weights.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+namespace dd::nn {
+namespace {
+
+// Ref: transformers activations.py ACT2FN (QuickGELUActivation, GELUActivation, NewGELUActivation).
+ClipActivation activationFromName(const std::string& name) {
+    if (name == "quick_gelu") return ClipActivation::QuickGelu;
+    if (name == "gelu") return ClipActivation::Gelu;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh") return ClipActivation::GeluTanh;
+    throw io::ModelFileError("config.json", "text encoder hidden_act '" + name +
+                                                "' is not supported (expected quick_gelu, gelu, gelu_new or gelu_pytorch_tanh)");
+}
+
+int64_t positive(const nlohmann::json& j, const char* key, int64_t fallback) {
+    const int64_t v = j.value(key, fallback);
+    if (v <= 0) throw io::ModelFileError("config.json", std::string("text encoder ") + key + " must be positive, got " + std::to_string(v));
+    return v;
+}
+
+torch::nn::Linear linear(int64_t in, int64_t out, bool bias = true) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+} // namespace
+
+ClipTextConfig ClipTextConfig::fromJson(const nlohmann::json& j) {
+    const nlohmann::json& t = j.contains("text_config") ? j.at("text_config") : j;
+    bool withProjection = false;
+    if (const auto a = j.find("architectures"); a != j.end() && a->is_array())
+        for (const auto& name : *a) withProjection |= name.is_string() && name.get<std::string>() == "CLIPTextModelWithProjection";
+    return fromJson(t, withProjection);
+}
+
+// Defaults for absent fields are transformers' CLIPTextConfig defaults (configuration_clip.py).
+ClipTextConfig ClipTextConfig::fromJson(const nlohmann::json& j, bool withProjection) {
+    ClipTextConfig c;
+    c.vocabSize = positive(j, "vocab_size", 49408);
+    c.hiddenSize = positive(j, "hidden_size", 512);
+    c.intermediateSize = positive(j, "intermediate_size", 2048);
+    c.numHiddenLayers = positive(j, "num_hidden_layers", 12);
+    c.numAttentionHeads = positive(j, "num_attention_heads", 8);
+    c.maxPositionEmbeddings = positive(j, "max_position_embeddings", 77);
+    c.layerNormEps = j.value("layer_norm_eps", 1e-5);
+    c.hiddenAct = activationFromName(j.value("hidden_act", std::string("quick_gelu")));
+    c.eosTokenId = j.contains("eos_token_id") && j["eos_token_id"].is_number_integer() ? j["eos_token_id"].get<int64_t>() : 49407;
+    c.projectionDim = withProjection ? positive(j, "projection_dim", 512) : 0;
+    if (c.hiddenSize % c.numAttentionHeads != 0)
+        throw io::ModelFileError("config.json", "text encoder hidden_size " + std::to_string(c.hiddenSize) +
+                                                    " is not divisible by num_attention_heads " + std::to_string(c.numAttentionHeads));
+    return c;
+}
+
+const torch::Tensor& ClipTextOutput::hiddenState(int k) const {
+    if (k < 1 || k > static_cast<int>(hiddenStates.size()))
+        throw std::out_of_range("hidden_states[-" + std::to_string(k) + "]: the encoder has " +
+                                std::to_string(hiddenStates.size()) + " hidden states");
+    return hiddenStates[hiddenStates.size() - static_cast<size_t>(k)];
+}
+
+// ---------------------------------------------------------------- CLIPAttention
+ClipAttentionImpl::ClipAttentionImpl(int64_t width, int64_t heads) : numHeads(heads) {
+    // Registration order follows transformers (k, v, q, out) so named_parameters() lists alike.
+    k_proj = register_module("k_proj", linear(width, width));
+    v_proj = register_module("v_proj", linear(width, width));
+    q_proj = register_module("q_proj", linear(width, width));
+    out_proj = register_module("out_proj", linear(width, width));
+}
+
+torch::Tensor ClipAttentionImpl::forward(const torch::Tensor& x) {
+    const int64_t b = x.size(0), t = x.size(1), w = x.size(2);
+    auto heads = [&](const torch::Tensor& y) { return y.view({b, t, numHeads, w / numHeads}).transpose(1, 2); };
+    // transformers' default "sdpa" interface with is_causal (create_causal_mask returns None for SDPA);
+    // default scale = head_dim^-0.5 = CLIPAttention.scale.
+    auto o = at::scaled_dot_product_attention(heads(q_proj(x)), heads(k_proj(x)), heads(v_proj(x)),
+                                              /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0, /*is_causal=*/true);
+    return out_proj(o.transpose(1, 2).reshape({b, t, w}));
+}
+
+// ---------------------------------------------------------------- CLIPMLP
+ClipMlpImpl::ClipMlpImpl(int64_t width, int64_t intermediate, ClipActivation act) : activation(act) {
+    fc1 = register_module("fc1", linear(width, intermediate));
+    fc2 = register_module("fc2", linear(intermediate, width));
+}
+
+torch::Tensor ClipMlpImpl::forward(const torch::Tensor& x) {
+    auto h = fc1(x);
+    switch (activation) {
+    case ClipActivation::QuickGelu: h = h * torch::sigmoid(1.702 * h); break;
+    case ClipActivation::Gelu: h = torch::gelu(h); break;
+    case ClipActivation::GeluTanh: h = torch::gelu(h, "tanh"); break;
+    }
+    return fc2(h);
+}
+
+// ---------------------------------------------------------------- CLIPEncoderLayer
+ClipEncoderLayerImpl::ClipEncoderLayerImpl(const ClipTextConfig& c) {
+    auto ln = [&] { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)); };
+    self_attn = register_module("self_attn", ClipAttention(c.hiddenSize, c.numAttentionHeads));
+    layer_norm1 = register_module("layer_norm1", ln());
+    mlp = register_module("mlp", ClipMlp(c.hiddenSize, c.intermediateSize, c.hiddenAct));
+    layer_norm2 = register_module("layer_norm2", ln());
+}
+
+torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x) {
+    auto h = x + self_attn(layer_norm1(x));
+    return h + mlp(layer_norm2(h));
+}
+
+// ---------------------------------------------------------------- CLIPTextEmbeddings / encoder / body
+ClipTextEmbeddingsImpl::ClipTextEmbeddingsImpl(const ClipTextConfig& c) {
+    token_embedding = register_module("token_embedding", torch::nn::Embedding(c.vocabSize, c.hiddenSize));
+    position_embedding = register_module("position_embedding", torch::nn::Embedding(c.maxPositionEmbeddings, c.hiddenSize));
+}
+
+torch::Tensor ClipTextEmbeddingsImpl::forward(const torch::Tensor& ids) {
+    const int64_t t = ids.size(-1), maxT = position_embedding->weight.size(0);
+    if (t > maxT)
+        throw std::invalid_argument("CLIP text encoder: " + std::to_string(t) + " tokens, at most " + std::to_string(maxT));
+    return token_embedding(ids) + position_embedding->weight.narrow(0, 0, t).unsqueeze(0);
+}
+
+ClipEncoderImpl::ClipEncoderImpl(const ClipTextConfig& c) {
+    layers = register_module("layers", torch::nn::ModuleList());
+    for (int64_t i = 0; i < c.numHiddenLayers; ++i) layers->push_back(ClipEncoderLayer(c));
+}
+
+ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& c) {
+    embeddings = register_module("embeddings", ClipTextEmbeddings(c));
+    encoder = register_module("encoder", ClipEncoder(c));
+    final_layer_norm = register_module(
+        "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)));
+}
+
+// ---------------------------------------------------------------- CLIPTextModel(WithProjection)
+ClipTextModelImpl::ClipTextModelImpl(const ClipTextConfig& c) : m_config(c) {
+    text_model = register_module("text_model", ClipTextTransformer(c));
+    if (c.projectionDim > 0) text_projection = register_module("text_projection", linear(c.hiddenSize, c.projectionDim, false));
+}
+
+torch::Dtype ClipTextModelImpl::dtype() const { return text_model->final_layer_norm->weight.scalar_type(); }
+torch::Device ClipTextModelImpl::device() const { return text_model->final_layer_norm->weight.device(); }
+
+// Ref: CLIPTextModel.forward, the two pooled_output branches.
+torch::Tensor ClipTextModelImpl::poolingIndex(const torch::Tensor& ids) const {
+    if (m_config.eosTokenId == 2) return ids.argmax(-1);
+    return ids.eq(m_config.eosTokenId).to(torch::kInt).argmax(-1);
+}
+
+ClipTextOutput ClipTextModelImpl::forward(const torch::Tensor& idsIn) {
+    if (idsIn.dim() != 2) throw std::invalid_argument("CLIP text encoder expects token ids shaped [batch, tokens]");
+    const torch::Tensor ids = idsIn.to(device(), torch::kLong);
+    ClipTextOutput out;
+    auto h = text_model->embeddings(ids);
+    out.hiddenStates.reserve(text_model->encoder->layers->size() + 1);
+    out.hiddenStates.push_back(h);
+    for (const auto& layer : *text_model->encoder->layers) {
+        h = layer->as<ClipEncoderLayer>()->forward(h);
+        out.hiddenStates.push_back(h);
+    }
+    out.lastHiddenState = text_model->final_layer_norm(h);
+    const auto rows = torch::arange(ids.size(0), ids.options());
+    out.pooled = out.lastHiddenState.index({rows, poolingIndex(ids)});
+    if (text_projection) out.textEmbeds = text_projection(out.pooled);
+    return out;
+}
+
+ClipTextModel loadClipText(const ClipTextConfig& config, const io::TensorMap& weights, const std::string& source,
+                           torch::Dtype dtype, torch::Device device) {
+    io::TensorMap named;
+    for (const auto& [key, t] : weights) {
+        if (key.ends_with("position_ids")) continue;
+        if (key.starts_with("text_projection.") && config.projectionDim == 0) continue;
+        const bool top = key.starts_with("text_model.") || key.starts_with("text_projection.");
+        named.emplace(top ? key : "text_model." + key, t);
+    }
+    ClipTextModel model(config);
+    model->to(device, dtype);
+    const auto unused = loadWeights(*model, named, source);
+    if (!unused.empty())
+        throw io::ModelFileError(source, "weight '" + unused.front() + "' does not belong to a CLIP text encoder with this config (" +
+                                             std::to_string(unused.size()) + " unexpected weights)");
+    model->eval();
+    return model;
+}
+
+} // namespace dd::nn
