@@ -97,9 +97,11 @@ std::vector<Pair> findParams(std::string_view line) {
     return out;
 }
 
-// infotext_utils.quote, plus quoting a leading '"' so that such a value reads back unchanged.
+// infotext_utils.quote, plus quoting what A1111's parser would otherwise change or drop: an empty value, a
+// leading '"', leading or trailing blanks.
 std::string quote(const std::string& v) {
-    if (v.find_first_of(",:\n") == std::string::npos && (v.empty() || v.front() != '"')) return v;
+    const bool plain = !v.empty() && v.front() != '"' && !isSpace(v.front()) && !isSpace(v.back());
+    if (plain && v.find_first_of(",:\n") == std::string::npos) return v;
     return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -312,12 +314,14 @@ GenerationInfo parseA1111Parameters(std::string_view raw) {
         if (n && *n >= 0) info.settings.seed = *n, found(info, "seed"); else bad("Seed", *v);
     }
     if (auto v = take("Size")) {
+        // A1111's re_imagesize: ^(\d+)x(\d+)$
         const auto x = v->find('x');
-        const auto w = x == std::string::npos ? std::nullopt : parseInteger(std::string_view(*v).substr(0, x));
-        const auto h = x == std::string::npos ? std::nullopt : parseInteger(std::string_view(*v).substr(x + 1));
-        const bool digits = std::all_of(v->begin(), v->end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
-        if (digits && w && h && *w > 0 && *h > 0 && *w <= 65536 && *h <= 65536) {
-            info.settings.width = int(*w), info.settings.height = int(*h);
+        const bool digits = x != std::string::npos && x > 0 && x + 1 < v->size() &&
+                            std::all_of(v->begin(), v->end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
+        const int64_t w = digits ? parseInteger(std::string_view(*v).substr(0, x)).value_or(0) : 0;
+        const int64_t h = digits ? parseInteger(std::string_view(*v).substr(x + 1)).value_or(0) : 0;
+        if (w > 0 && h > 0 && w <= 65536 && h <= 65536) {
+            info.settings.width = int(w), info.settings.height = int(h);
             found(info, "width"), found(info, "height");
         } else {
             bad("Size", *v);

@@ -10,7 +10,9 @@
 // modules/infotext_utils.py::quote / parse_generation_parameters (quoting, re_param, "WxH" sizes),
 // modules/sd_samplers.py::get_sampler_and_scheduler (old "DPM++ 2M Karras" names).
 //
-//   std::string text = writeA1111Parameters(settings, {.modelName = "v1-5", .modelHash = hashes.shortHash});
+//   A1111WriteOptions o;
+//   o.modelHash = hashes.shortHash;
+//   std::string text = writeA1111Parameters(settings, o);
 //   GenerationInfo info = parseA1111Parameters(text);  // never throws on content; see info.warnings
 #include "core/settings/generation_info.h"
 #include "core/settings/generation_settings.h"

@@ -112,6 +112,25 @@ std::optional<int64_t> parseInteger(std::string_view text) {
     return static_cast<int64_t>(*d);
 }
 
+void checkJsonDepth(std::string_view text, std::string_view what, int maxDepth) {
+    int depth = 0;
+    bool inString = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\') ++i;
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > maxDepth)
+                throw MetadataError(std::string(what) + ": JSON nested more than " + std::to_string(maxDepth) + " levels deep");
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+}
+
 } // namespace detail
 
 namespace {

@@ -24,6 +24,10 @@ std::string_view trim(std::string_view s);
 // the sampler's own default (Karras for DPM++ 2M). Adds a warning for a sampler DiffusionDesk does not have.
 void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic);
 
+// Throws MetadataError when JSON text nests deeper than maxDepth: nlohmann's dump and compare recurse per level,
+// and a 1 MB "[[[[..." would overflow the stack.
+void checkJsonDepth(std::string_view text, std::string_view what, int maxDepth = 64);
+
 // Records a field as found (for GenerationInfo::fields), once.
 void found(GenerationInfo& info, const char* field);
 

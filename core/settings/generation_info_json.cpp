@@ -19,6 +19,7 @@ using nlohmann::json;
 
 json parseObject(std::string_view text, const char* what) {
     checkUntrustedText(what, text);
+    detail::checkJsonDepth(text, what);
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw MetadataError(std::string(what) + ": not a JSON object");
     return j;

@@ -1,5 +1,7 @@
 #include "core/settings/sidecar.h"
 
+#include "core/settings/generation_info_detail.h"
+
 #include <nlohmann/json.hpp>
 
 namespace dd::settings {
@@ -40,6 +42,18 @@ int schemaVersion(const nlohmann::json& j) {
     return std::stoi(v);
 }
 
+// nlohmann converts a JSON float to an integer with a plain cast, undefined past the integer's range.
+void checkIntegerRanges(const nlohmann::json& settings, const nlohmann::json& j) {
+    auto check = [](const nlohmann::json& v, double lo, double hi, const std::string& what) {
+        if (v.is_number_float() && !(v.get<double>() >= lo && v.get<double>() < hi)) fail(what + " is out of range");
+    };
+    for (const char* k : {"steps", "width", "height", "batch_size", "clip_skip"})
+        if (const auto it = settings.find(k); it != settings.end()) check(*it, -2147483648.0, 2147483648.0, std::string("settings.") + k);
+    if (const auto it = settings.find("seed"); it != settings.end()) check(*it, -9.2e18, 9.2e18, "settings.seed");
+    if (const auto it = j.find("seeds"); it != j.end() && it->is_array())
+        for (const auto& v : *it) check(v, -9.2e18, 9.2e18, "seeds");
+}
+
 } // namespace
 
 std::string writeSidecar(const Sidecar& s) {
@@ -66,7 +80,12 @@ std::string writeSidecar(const Sidecar& s) {
 }
 
 Sidecar readSidecar(std::string_view text) {
-    checkUntrustedText("sidecar", text);
+    try {
+        checkUntrustedText("sidecar", text);
+        detail::checkJsonDepth(text, "sidecar");
+    } catch (const MetadataError& e) {
+        throw SidecarError(e.what());
+    }
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
@@ -92,6 +111,7 @@ Sidecar readSidecar(std::string_view text) {
     }
     if (const auto st = j.find("settings"); st != j.end()) {
         if (!st->is_object()) fail("settings must be an object");
+        checkIntegerRanges(*st, j);
         try {
             st->get_to(s.settings);
         } catch (const nlohmann::json::exception& e) {

@@ -1,0 +1,35 @@
+// Any bytes as an A1111 "parameters" text: parsed or rejected with MetadataError; what is parsed must write
+// back to a text that parses to the same prompt, numbers and model name.
+#include "core/settings/a1111_parameters.h"
+
+#include <string_view>
+
+using namespace dd::settings;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    GenerationInfo info;
+    try {
+        info = parseA1111Parameters({reinterpret_cast<const char*>(data), size});
+    } catch (const MetadataError&) {
+        return 0;
+    }
+    const std::string_view name = info.modelName;
+    if (name.find_first_of("/\\") != std::string_view::npos || name.find("..") != std::string_view::npos) __builtin_trap();
+
+    A1111WriteOptions o;
+    o.modelName = info.modelName;
+    o.modelHash = info.modelHash;
+    o.version = info.version;
+    o.extra = info.unknown;
+    const GenerationInfo back = parseA1111Parameters(writeA1111Parameters(info.settings, o));
+    const auto& a = info.settings;
+    const auto& b = back.settings;
+    if (a.prompt != b.prompt || a.negativePrompt != b.negativePrompt || a.steps != b.steps || a.seed != b.seed ||
+        a.width != b.width || a.height != b.height || a.cfgScale != b.cfgScale || a.clipSkip != b.clipSkip ||
+        a.batchSize != b.batchSize || a.guidanceRescale != b.guidanceRescale)
+        __builtin_trap();
+    if (back.modelName != info.modelName || back.modelHash != info.modelHash || back.version != info.version ||
+        back.unknown != info.unknown)
+        __builtin_trap();
+    return 0;
+}

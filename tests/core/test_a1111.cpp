@@ -1,0 +1,254 @@
+// A1111 "parameters" text: real-world shapes (A1111's own docstring example, 1.9+ "Schedule type", old
+// combined sampler names, Hires / ADetailer / Lora hashes extras), malformed values, and settings round trips.
+#include "core/settings/a1111_parameters.h"
+#include "core/settings/generation_info_detail.h"
+
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+using namespace dd::settings;
+
+namespace {
+
+std::string unknownValue(const GenerationInfo& info, const std::string& key) {
+    for (const auto& [k, v] : info.unknown)
+        if (k == key) return v;
+    return "<missing>";
+}
+
+using Extra = std::vector<std::pair<std::string, std::string>>;
+
+A1111WriteOptions options(std::string model, std::string hash = {}, std::string version = {}, int batchIndex = 0, Extra extra = {}) {
+    A1111WriteOptions o;
+    o.modelName = std::move(model);
+    o.modelHash = std::move(hash);
+    o.version = std::move(version);
+    o.batchIndex = batchIndex;
+    o.extra = std::move(extra);
+    return o;
+}
+
+bool anyWarningContains(const GenerationInfo& info, const std::string& part) {
+    return std::any_of(info.warnings.begin(), info.warnings.end(), [&](const std::string& w) { return w.find(part) != std::string::npos; });
+}
+
+struct Case {
+    const char* name;
+    const char* text;
+    const char* prompt;
+    const char* negative;
+    int steps;
+    const char* sampler;
+    const char* schedule;
+    double cfg;
+    int64_t seed;
+    int width, height;
+    const char* hash;
+    const char* model;
+    int clipSkip;
+};
+
+// Shapes taken from A1111's parse_generation_parameters docstring and from infotexts of 1.6-1.10.
+const Case kCases[] = {
+    {"a1111 docstring",
+     "girl with an artist's beret, determined, blue eyes, desert scene, ((eyeshadow)), (coquettish), detailed, intricate\n"
+     "Negative prompt: ugly, fat, obese, chubby, (((deformed))), [blurry], bad anatomy, disfigured\n"
+     "Steps: 20, Sampler: Euler a, CFG scale: 7, Seed: 965400086, Size: 512x512, Model hash: 45dee52b",
+     "girl with an artist's beret, determined, blue eyes, desert scene, ((eyeshadow)), (coquettish), detailed, intricate",
+     "ugly, fat, obese, chubby, (((deformed))), [blurry], bad anatomy, disfigured", 20, "Euler a", "", 7, 965400086, 512, 512,
+     "45dee52b", "", 1},
+    {"1.9+ schedule type",
+     "masterpiece, 1girl\nNegative prompt: lowres\nSteps: 30, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 5.5, "
+     "Seed: 1234567890, Size: 832x1216, Model hash: 6ce0161689, Model: v1-5-pruned-emaonly, Clip skip: 2, Version: v1.10.1",
+     "masterpiece, 1girl", "lowres", 30, "DPM++ 2M Karras", "", 5.5, 1234567890, 832, 1216, "6ce0161689", "v1-5-pruned-emaonly", 2},
+    {"old combined sampler",
+     "a house\nSteps: 25, Sampler: DPM++ 2M Karras, CFG scale: 7.5, Seed: 1, Size: 512x768, Model hash: 6ce0161689, Model: v1-5",
+     "a house", "", 25, "DPM++ 2M Karras", "", 7.5, 1, 512, 768, "6ce0161689", "v1-5", 1},
+    {"1.9 Automatic means Karras for DPM++ 2M",
+     "x\nSteps: 20, Sampler: DPM++ 2M, Schedule type: Automatic, CFG scale: 7, Seed: 5, Size: 512x512",
+     "x", "", 20, "DPM++ 2M Karras", "", 7, 5, 512, 512, "", "", 1},
+    {"pre-1.9 DPM++ 2M is not Karras", "x\nSteps: 20, Sampler: DPM++ 2M, CFG scale: 7, Seed: 5, Size: 512x512",
+     "x", "", 20, "DPM++ 2M", "", 7, 5, 512, 512, "", "", 1},
+    {"schedule the sampler name cannot carry",
+     "x\nSteps: 20, Sampler: Euler a, Schedule type: Exponential, CFG scale: 7, Seed: 5, Size: 512x512",
+     "x", "", 20, "Euler a", "Exponential", 7, 5, 512, 512, "", "", 1},
+    {"multi-line prompt and negative",
+     "line one,\n  line two  \n\nNegative prompt: bad,\nworse\nSteps: 8, Sampler: LCM, CFG scale: 1.5, Seed: 0, Size: 1024x1024",
+     "line one,\nline two\n", "bad,\nworse", 8, "LCM", "", 1.5, 0, 1024, 1024, "", "", 1},
+    {"quoted model name", "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 9, Size: 64x64, Model: \"my, model: v2\"",
+     "p", "", 20, "Euler", "", 7, 9, 64, 64, "", "my, model: v2", 1},
+    {"no prompt", "Steps: 20, Sampler: DDIM, CFG scale: 7, Seed: 9, Size: 64x64", "", "", 20, "DDIM", "", 7, 9, 64, 64, "", "", 1},
+    {"float-typed integers from the API", "p\nSteps: 20.0, Sampler: Heun, CFG scale: 7.0, Seed: 3, Size: 512x512, Clip skip: 2.0",
+     "p", "", 20, "Heun", "", 7, 3, 512, 512, "", "", 2},
+};
+
+} // namespace
+
+class TestA1111 : public QObject {
+    Q_OBJECT
+private slots:
+    void parsesRealWorldShapes() {
+        for (const auto& c : kCases) {
+            const auto info = parseA1111Parameters(c.text);
+            const QByteArray at = QByteArray("case: ") + c.name;
+            QVERIFY2(info.settings.prompt == c.prompt, at + " prompt: " + info.settings.prompt.c_str());
+            QVERIFY2(info.settings.negativePrompt == c.negative, at);
+            QVERIFY2(info.settings.steps == c.steps, at);
+            QVERIFY2(info.settings.sampler == c.sampler, at + " sampler: " + info.settings.sampler.c_str());
+            QVERIFY2(info.settings.scheduleType == c.schedule, at);
+            QVERIFY2(info.settings.cfgScale == c.cfg, at);
+            QVERIFY2(info.settings.seed == c.seed, at);
+            QVERIFY2(info.settings.width == c.width && info.settings.height == c.height, at);
+            QVERIFY2(info.modelHash == c.hash, at);
+            QVERIFY2(info.modelName == c.model, at);
+            QVERIFY2(info.settings.clipSkip == c.clipSkip, at);
+            QVERIFY2(info.settings.model.empty(), at);
+            QVERIFY2(info.format == "a1111", at);
+        }
+    }
+
+    void keepsExtrasAsUnknownKeys() {
+        const auto info = parseA1111Parameters(
+            "portrait\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, CFG scale: 7, Seed: 42, Size: 512x512, "
+            "Model hash: 6ce0161689, Model: v1-5, Denoising strength: 0.4, Clip skip: 2, ADetailer model: face_yolov8n.pt, "
+            "ADetailer confidence: 0.3, Hires upscale: 2, Hires resize: 1024x1024, Hires upscaler: R-ESRGAN 4x+, "
+            "Lora hashes: \"add_detail: 7c6bad76eb54, lcm: 0123456789ab\", TI hashes: \"easynegative: c74b4e810b03\", "
+            "RNG: CPU, Version: v1.7.0");
+        QCOMPARE(info.settings.strength, 0.4);
+        QVERIFY(info.has("strength"));
+        QCOMPARE(info.version, std::string("v1.7.0"));
+        QCOMPARE(unknownValue(info, "ADetailer model"), std::string("face_yolov8n.pt"));
+        QCOMPARE(unknownValue(info, "ADetailer confidence"), std::string("0.3"));
+        QCOMPARE(unknownValue(info, "Hires upscale"), std::string("2"));
+        QCOMPARE(unknownValue(info, "Hires resize"), std::string("1024x1024"));
+        QCOMPARE(unknownValue(info, "Hires upscaler"), std::string("R-ESRGAN 4x+"));
+        QCOMPARE(unknownValue(info, "Lora hashes"), std::string("add_detail: 7c6bad76eb54, lcm: 0123456789ab"));
+        QCOMPARE(unknownValue(info, "TI hashes"), std::string("easynegative: c74b4e810b03"));
+        QCOMPARE(info.unknown.size(), std::size_t(7));  // known keys are consumed, RNG and Version too
+        QVERIFY(info.warnings.empty());
+    }
+
+    void warnsButNeverFails() {
+        // Missing params line: everything is the prompt (a cat: cute, Steps: 20 has only 2 matches).
+        auto info = parseA1111Parameters("a cat: cute, Steps: 20");
+        QCOMPARE(info.settings.prompt, std::string("a cat: cute, Steps: 20"));
+        QVERIFY(!info.has("steps"));
+        QVERIFY(anyWarningContains(info, "only the prompt"));
+
+        info = parseA1111Parameters("p\nSteps: many, Sampler: , CFG scale: inf, Seed: -5, Size: 512x, Clip skip: 0, Model: ../../etc/passwd");
+        QCOMPARE(info.settings.steps, 20);          // defaults kept
+        QCOMPARE(info.settings.sampler, std::string("Euler a"));
+        QVERIFY(!info.has("sampler"));               // empty values are dropped, as A1111 does
+        QCOMPARE(info.settings.cfgScale, 7.0);
+        QCOMPARE(info.settings.seed, int64_t(0));
+        QCOMPARE(info.settings.width, 512);
+        QCOMPARE(info.modelName, std::string("passwd"));  // file name only
+        for (const char* w : {"Steps: many", "CFG scale: inf", "Seed: -5", "Size: 512x", "Clip skip: 0"})
+            QVERIFY2(anyWarningContains(info, w), w);
+
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: Restart, CFG scale: 7, Seed: 1, Size: 8x8, RNG: GPU");
+        QCOMPARE(info.settings.sampler, std::string("Restart"));
+        QVERIFY(anyWarningContains(info, "not one DiffusionDesk has"));
+        QVERIFY(anyWarningContains(info, "GPU noise"));
+
+        info = parseA1111Parameters("");
+        QCOMPARE(info.settings.prompt, std::string());
+    }
+
+    void rejectsUntrustedText() {
+        QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string("Steps: 20, \xff\xfe, Seed: 1")));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string("\xed\xa0\x80")));  // surrogate
+        QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string("\xc0\xaf")));      // overlong '/'
+        QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string(kMaxMetadataText + 1, 'a')));
+        const auto big = parseA1111Parameters(std::string(kMaxMetadataText, 'a'));  // at the cap: fine, and fast
+        QCOMPARE(big.settings.prompt.size(), kMaxMetadataText);
+    }
+
+    void writesA1111Layout() {
+        GenerationSettings s;
+        s.prompt = "a cat";
+        s.negativePrompt = "blurry";
+        s.seed = 42;
+        const std::string text = writeA1111Parameters(s, options("v1-5-pruned-emaonly", "6ce0161689", "DiffusionDesk 0.1.0"));
+        QCOMPARE(text, std::string("a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, "
+                                   "CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
+                                   "Model: v1-5-pruned-emaonly, RNG: CPU, Version: DiffusionDesk 0.1.0"));
+
+        s = {};
+        s.prompt = "x";
+        s.sampler = "DPM++ 2M Karras";
+        s.cfgScale = 7.5;
+        s.clipSkip = 2;
+        s.initImage = "/home/me/in.png";
+        s.strength = 0.55;
+        s.width = 768;
+        s.model = "/models/SD/Juggernaut, XL.safetensors";
+        s.batchSize = 4;
+        s.guidanceRescale = 0.7;
+        QCOMPARE(writeA1111Parameters(s, options("", "", "", 2, {{"Hires upscale", "2"}, {"Lora hashes", "a: 1, b: 2"}})),
+                 std::string("x\nSteps: 20, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 7.5, Seed: 2, Size: 768x512, "
+                             "Model: \"Juggernaut, XL\", Denoising strength: 0.55, Clip skip: 2, RNG: CPU, Batch size: 4, "
+                             "CFG Rescale: 0.7, Hires upscale: 2, Lora hashes: \"a: 1, b: 2\""));
+
+        s = {};
+        s.sampler = "DPM++ 2M";  // A1111 1.9+ would read "Automatic" as Karras here
+        QVERIFY(writeA1111Parameters(s).find("Sampler: DPM++ 2M, Schedule type: Uniform,") != std::string::npos);
+        s.prompt = "say \"hi\"\nsecond line";
+        s.model = "demo:tiny-sd1";
+        const auto t = writeA1111Parameters(s, options("", "", "", 0, {{"Note", "\"quoted\""}, {"Unicode", "ünï ✓"}}));
+        QVERIFY(t.find("Model: \"demo:tiny-sd1\"") != std::string::npos);
+        QVERIFY(t.find("Note: \"\\\"quoted\\\"\"") != std::string::npos);
+        QVERIFY(t.find("Unicode: ünï ✓") != std::string::npos);  // ensure_ascii=False
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, writeA1111Parameters(s, options("", "", "", 0, {{"bad:key", "1"}})));
+    }
+
+    void roundTripsEveryWrittenField() {
+        std::vector<std::pair<std::string, std::string>> samplers;
+        for (const auto& n : a1111SamplerNames()) samplers.emplace_back(n, "");
+        samplers.insert(samplers.end(), {{"Euler", "Karras"}, {"Euler a", "Exponential"}, {"DPM++ 2M SDE", "Karras"},
+                                         {"Heun", "SGM Uniform"}});
+        for (const auto& [sampler, schedule] : samplers) {
+            GenerationSettings s;
+            s.prompt = "a (red:1.2) car, [night]\nsecond: line";
+            s.negativePrompt = "blurry, \"low\" quality\nugly";
+            s.seed = 4294967295;
+            s.steps = 37;
+            s.cfgScale = 6.25;
+            s.guidanceRescale = 0.3;
+            s.sampler = sampler;
+            s.scheduleType = schedule;
+            s.width = 640;
+            s.height = 896;
+            s.batchSize = 3;
+            s.clipSkip = 2;
+            s.initImage = "in.png";
+            s.strength = 0.35;
+            const auto info = parseA1111Parameters(writeA1111Parameters(s, options("m", "0123456789")));
+            const QByteArray at = QByteArray("sampler: ") + sampler.c_str() + " / " + schedule.c_str();
+            GenerationSettings back = info.settings;
+            back.model = s.model;          // written as Model name, returned in info.modelName
+            back.initImage = s.initImage;  // never written: a local path
+            back.preset = s.preset;        // sidecar only
+            QVERIFY2(nlohmann::json(back) == nlohmann::json(s), at + "\n" + nlohmann::json(back).dump().c_str());
+            QCOMPARE(info.modelName, std::string("m"));
+            QCOMPARE(info.modelHash, std::string("0123456789"));
+            QVERIFY2(info.unknown.empty(), at);
+            for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
+                                  "schedule_type", "width", "height", "batch_size", "clip_skip", "strength"})
+                QVERIFY2(info.has(f), at + " field " + f);
+        }
+    }
+
+    void formatsNumbersLikePython() {
+        using detail::formatNumber;
+        const std::pair<double, const char*> table[] = {
+            {7, "7"}, {7.5, "7.5"}, {0.1, "0.1"}, {0.3, "0.3"}, {1e-5, "1e-05"}, {0.0001, "0.0001"}, {2.5e-7, "2.5e-07"},
+            {1e16, "1e+16"}, {1.5e16, "1.5e+16"}, {123456789012345.6, "123456789012345.6"}, {-0.75, "-0.75"}, {0, "0"}};
+        for (const auto& [v, want] : table) QCOMPARE(formatNumber(v), std::string(want));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestA1111)
+#include "test_a1111.moc"

@@ -1,0 +1,157 @@
+// ComfyUI and InvokeAI readers, the reader chosen from PNG text chunks, and the untrusted-input rules.
+#include "core/settings/a1111_parameters.h"
+#include "core/settings/generation_info.h"
+#include "core/settings/sidecar.h"
+
+#include <QtTest>
+
+using namespace dd::settings;
+
+namespace {
+
+// The shape of ComfyUI's default text-to-image graph in API format (what it stores as PNG text "prompt"),
+// with the negative text fed through a ConditioningCombine and the checkpoint in a subfolder.
+const char* kComfy = R"({
+  "3": {"class_type": "KSampler", "inputs": {"seed": 156680208700286, "steps": 20, "cfg": 8, "sampler_name": "dpmpp_2m",
+        "scheduler": "karras", "denoise": 1, "model": ["4", 0], "positive": ["6", 0], "negative": ["9", 0],
+        "latent_image": ["5", 0]}},
+  "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "SD1.5/v1-5-pruned-emaonly.safetensors"}},
+  "5": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 768, "batch_size": 2}},
+  "6": {"class_type": "CLIPTextEncode", "inputs": {"text": "beautiful scenery nature glass bottle landscape", "clip": ["10", 0]}},
+  "7": {"class_type": "CLIPTextEncode", "inputs": {"text": "text, watermark", "clip": ["10", 0]}},
+  "9": {"class_type": "ConditioningCombine", "inputs": {"conditioning_1": ["7", 0], "conditioning_2": ["7", 0]}},
+  "10": {"class_type": "CLIPSetLastLayer", "inputs": {"stop_at_clip_layer": -2, "clip": ["4", 1]}},
+  "8": {"class_type": "VAEDecode", "inputs": {"samples": ["3", 0], "vae": ["4", 2]}}
+})";
+
+// InvokeAI 3.3 "invokeai_metadata", as stored by its canvas / linear UI.
+const char* kInvoke = R"({"app_version": "3.3.0post3", "generation_mode": "txt2img", "positive_prompt": "landscape",
+  "negative_prompt": "low quality", "width": 768, "height": 432, "seed": 356120443, "rand_device": "cpu",
+  "cfg_scale": 7.5, "steps": 50, "scheduler": "dpmpp_2m_k", "clip_skip": 1,
+  "model": {"model_name": "amixx_3Prunedfp16", "base_model": "sd-1", "model_type": "main"}, "loras": []})";
+
+bool anyWarningContains(const GenerationInfo& info, const std::string& part) {
+    for (const auto& w : info.warnings)
+        if (w.find(part) != std::string::npos) return true;
+    return false;
+}
+
+} // namespace
+
+class TestGenerationInfo : public QObject {
+    Q_OBJECT
+private slots:
+    void readsComfyUiPrompt() {
+        const auto info = readComfyUiPrompt(kComfy);
+        QCOMPARE(info.format, std::string("comfyui"));
+        QCOMPARE(info.settings.seed, int64_t(156680208700286));
+        QCOMPARE(info.settings.steps, 20);
+        QCOMPARE(info.settings.cfgScale, 8.0);
+        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M Karras"));
+        QCOMPARE(info.settings.prompt, std::string("beautiful scenery nature glass bottle landscape"));
+        QCOMPARE(info.settings.negativePrompt, std::string("text, watermark"));
+        QCOMPARE(info.settings.width, 512);
+        QCOMPARE(info.settings.height, 768);
+        QCOMPARE(info.settings.batchSize, 2);
+        QCOMPARE(info.settings.clipSkip, 2);
+        QCOMPARE(info.modelName, std::string("v1-5-pruned-emaonly.safetensors"));  // no folder
+        QVERIFY(!info.has("strength"));
+        QVERIFY(info.settings.model.empty());
+    }
+
+    void comfyUiOddities() {
+        // Advanced sampler, numeric link ids, a denoise below 1, an unknown sampler, a hostile model name.
+        const auto info = readComfyUiPrompt(R"({"1": {"class_type": "KSamplerAdvanced", "inputs": {"noise_seed": 7,
+            "steps": 12, "cfg": 4.5, "sampler_name": "res_multistep", "scheduler": "normal", "denoise": 0.6,
+            "positive": [2, 0], "negative": ["3", 0]}},
+            "2": {"class_type": "CLIPTextEncodeSDXL", "inputs": {"text_g": "a fox", "text_l": "a fox"}},
+            "3": {"class_type": "CLIPTextEncode", "inputs": {"text": ["4", 0]}},
+            "4": {"class_type": "PrimitiveString", "inputs": {"value": "blur"}},
+            "5": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "..\\..\\secret\\.."}},
+            "6": {"class_type": "KSampler", "inputs": {"seed": 1}}})");
+        QCOMPARE(info.settings.seed, int64_t(7));
+        QCOMPARE(info.settings.steps, 12);
+        QCOMPARE(info.settings.strength, 0.6);
+        QCOMPARE(info.settings.prompt, std::string("a fox"));
+        QCOMPARE(info.settings.negativePrompt, std::string("blur"));
+        QCOMPARE(info.settings.sampler, std::string("res_multistep"));
+        QVERIFY(anyWarningContains(info, "not one DiffusionDesk has"));
+        QVERIFY(anyWarningContains(info, "2 sampler nodes"));
+        QCOMPARE(info.modelName, std::string());
+        QVERIFY(anyWarningContains(info, "not a safe file name"));
+
+        // A cycle of links must end.
+        const auto loop = readComfyUiPrompt(R"({"1": {"class_type": "KSampler", "inputs": {"positive": ["2", 0]}},
+            "2": {"class_type": "ConditioningCombine", "inputs": {"conditioning_1": ["2", 0]}}})");
+        QCOMPARE(loop.settings.prompt, std::string());
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readComfyUiPrompt("[1, 2]"));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readComfyUiPrompt("{\"3\": "));
+        QVERIFY(anyWarningContains(readComfyUiPrompt("{}"), "no KSampler"));
+        // Deep nesting is refused before nlohmann's recursive code sees it; inside strings brackets do not count.
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readComfyUiPrompt("{\"a\": " + std::string(100000, '[')));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readInvokeAiMetadata("{\"loras\": " + std::string(65, '[') + std::string(65, ']') + "}"));
+        QCOMPARE(readInvokeAiMetadata("{\"positive_prompt\": \"" + std::string(500, '[') + "\"}").settings.prompt, std::string(500, '['));
+    }
+
+    void readsInvokeAiMetadata() {
+        const auto info = readInvokeAiMetadata(kInvoke);
+        QCOMPARE(info.format, std::string("invokeai"));
+        QCOMPARE(info.settings.prompt, std::string("landscape"));
+        QCOMPARE(info.settings.negativePrompt, std::string("low quality"));
+        QCOMPARE(info.settings.width, 768);
+        QCOMPARE(info.settings.height, 432);
+        QCOMPARE(info.settings.seed, int64_t(356120443));
+        QCOMPARE(info.settings.cfgScale, 7.5);
+        QCOMPARE(info.settings.steps, 50);
+        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M Karras"));
+        QCOMPARE(info.settings.clipSkip, 2);  // InvokeAI counts skipped layers; A1111 counts from 1
+        QCOMPARE(info.modelName, std::string("amixx_3Prunedfp16"));
+        QCOMPARE(info.version, std::string("3.3.0post3"));
+        QVERIFY(info.warnings.empty());
+
+        const auto v5 = readInvokeAiMetadata(R"({"positive_prompt": "x", "scheduler": "euler_a", "rand_device": "cuda",
+            "model": {"key": "k", "hash": "blake3:abcd", "name": "/abs/path/juggernaut", "base": "sdxl"}})");
+        QCOMPARE(v5.settings.sampler, std::string("Euler a"));
+        QCOMPARE(v5.modelName, std::string("juggernaut"));
+        QVERIFY(anyWarningContains(v5, "cuda noise"));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readInvokeAiMetadata("not json"));
+    }
+
+    void picksTheRightReader() {
+        QVERIFY(!readGenerationInfo({}).has_value());
+        QVERIFY(!readGenerationInfo({{"Software", "GIMP"}}).has_value());
+
+        const std::string a1111 = "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 1, Size: 512x512";
+        QCOMPARE(readGenerationInfo({{"parameters", a1111}, {"prompt", kComfy}})->format, std::string("a1111"));
+        QCOMPARE(readGenerationInfo({{"prompt", kComfy}, {"workflow", "{}"}})->format, std::string("comfyui"));
+        QCOMPARE(readGenerationInfo({{"invokeai_metadata", kInvoke}})->format, std::string("invokeai"));
+
+        Sidecar sc;
+        sc.settings.prompt = "from the sidecar";
+        sc.settings.model = "/home/me/models/m.safetensors";
+        const auto dd = readGenerationInfo({{"parameters", a1111}, {kSidecarPngKey, writeSidecar(sc)}});
+        QCOMPARE(dd->format, std::string("diffusiondesk"));
+        QCOMPARE(dd->settings.prompt, std::string("from the sidecar"));
+        QVERIFY(dd->settings.model.empty());
+
+        // A broken best chunk falls back to the next one, with a warning; all broken: an error naming each.
+        const auto fallback = readGenerationInfo({{kSidecarPngKey, "{\"schema\": \"other\"}"}, {"parameters", a1111}});
+        QCOMPARE(fallback->format, std::string("a1111"));
+        QVERIFY(anyWarningContains(*fallback, "not a DiffusionDesk sidecar"));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"parameters", "\xff"}, {"prompt", "[]"}}));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"prompt", std::string(kMaxMetadataText + 1, ' ')}}));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"parameters", "{\"prompt\": \"fooocus\"}"}}));
+    }
+
+    void modelNamesAreBareFileNames() {
+        const std::pair<const char*, const char*> table[] = {
+            {"v1-5.safetensors", "v1-5.safetensors"}, {"SDXL/juggernaut.safetensors", "juggernaut.safetensors"},
+            {"C:\\models\\a.ckpt", "a.ckpt"}, {"/etc/passwd", "passwd"}, {"..", ""}, {"a/..", ""}, {"x..y", ""},
+            {"C:evil", ""}, {"", ""}, {"models/", ""}, {"bad\nname", ""}, {"demo:tiny-sd1", "demo:tiny-sd1"},
+            {"  spaced.safetensors ", "spaced.safetensors"}};
+        for (const auto& [in, want] : table) QVERIFY2(safeModelName(in) == want, in);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGenerationInfo)
+#include "test_generation_info.moc"
