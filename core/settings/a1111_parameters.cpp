@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 namespace dd::settings {
 namespace {
@@ -244,44 +245,44 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
     return first == std::string::npos ? std::string() : text.substr(first);
 }
 
-GenerationInfo parseA1111Parameters(std::string_view raw) {
-    using namespace detail;
-    checkUntrustedText("A1111 parameters", raw);
-    GenerationInfo info;
-    info.format = "a1111";
-    auto lines = splitLines(trim(raw));
-    std::vector<Pair> params = findParams(lines.back());
-    if (params.size() < 3) {
-        params.clear();
-        info.warnings.push_back("no 'Steps: ..., Sampler: ...' line was found; only the prompt was read");
-    } else {
-        lines.pop_back();
-    }
+namespace {
+
+// parse_generation_parameters' prompt lines: stripped, joined by '\n'; "Negative prompt:" starts the negative.
+void readPromptLines(const std::vector<std::string>& lines, GenerationInfo& info) {
     std::string prompt, negative;
     bool inNegative = false;
     for (const auto& l : lines) {
-        std::string_view line = trim(l);
+        std::string_view line = detail::trim(l);
         if (line.substr(0, 16) == "Negative prompt:") {
             inNegative = true;
-            line = trim(line.substr(16));
+            line = detail::trim(line.substr(16));
         }
         std::string& dst = inNegative ? negative : prompt;
         if (!dst.empty()) dst += '\n';
         dst += line;
     }
-    info.settings.prompt = prompt;
-    info.settings.negativePrompt = negative;
-    found(info, "prompt");
-    found(info, "negative_prompt");
-    if (params.empty()) return info;
+    info.settings.prompt = std::move(prompt);
+    info.settings.negativePrompt = std::move(negative);
+    detail::found(info, "prompt");
+    detail::found(info, "negative_prompt");
+}
 
-    std::vector<Pair> dict;  // a Python dict: a repeated key keeps its first position and its last value
+// As a Python dict: a repeated key keeps its first position and its last value; empty values are dropped
+// (A1111 indexes v[0] inside a try, so the key is lost).
+std::vector<Pair> toDict(std::vector<Pair> params) {
+    std::vector<Pair> dict;
+    std::unordered_map<std::string, std::size_t> index;
     for (auto& p : params) {
-        if (p.value.empty()) continue;  // A1111 skips these (v[0] raises, the key is dropped)
+        if (p.value.empty()) continue;
         p.value = unquote(p.value);
-        auto it = std::find_if(dict.begin(), dict.end(), [&](const Pair& d) { return d.key == p.key; });
-        if (it != dict.end()) it->value = p.value; else dict.push_back(p);
+        const auto [it, added] = index.emplace(p.key, dict.size());
+        if (added) dict.push_back(std::move(p)); else dict[it->second].value = std::move(p.value);
     }
+    return dict;
+}
+
+void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
+    using namespace detail;
     auto take = [&](std::string_view key) -> std::optional<std::string> {
         auto it = std::find_if(dict.begin(), dict.end(), [&](const Pair& d) { return d.key == key; });
         if (it == dict.end()) return std::nullopt;
@@ -353,6 +354,25 @@ GenerationInfo parseA1111Parameters(std::string_view raw) {
         info.warnings.push_back("the image was made with " + rng.value_or("GPU") +
                                 " noise (RNG); DiffusionDesk draws noise on the CPU, so the same seed gives a different picture");
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
+}
+
+} // namespace
+
+
+GenerationInfo parseA1111Parameters(std::string_view raw) {
+    checkUntrustedText("A1111 parameters", raw);
+    GenerationInfo info;
+    info.format = "a1111";
+    auto lines = splitLines(detail::trim(raw));
+    std::vector<Pair> params = findParams(lines.back());
+    if (params.size() < 3) {
+        params.clear();
+        info.warnings.push_back("no 'Steps: ..., Sampler: ...' line was found; only the prompt was read");
+    } else {
+        lines.pop_back();
+    }
+    readPromptLines(lines, info);
+    if (!params.empty()) applyParams(toDict(std::move(params)), info);
     return info;
 }
 

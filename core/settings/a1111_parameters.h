@@ -32,8 +32,9 @@ struct A1111WriteOptions {
     std::vector<std::pair<std::string, std::string>> extra;  // written before Version (e.g. unknown keys kept)
 };
 
-// Settings -> A1111 text, keys in create_infotext's order. Values containing ',', ':' or a newline (and, unlike
-// A1111, values starting with '"', so they read back unchanged) are JSON-quoted. Not written: the model path,
+// Settings -> A1111 text, keys in create_infotext's order. Values containing ',', ':' or a newline are
+// JSON-quoted (ensure_ascii=False), as are, unlike A1111, values that are empty, start with '"' or start or end
+// with a blank, so that they read back unchanged. Not written: the model path,
 // the init image path and the memory preset (they live in the sidecar). Throws std::invalid_argument for an
 // extra key that A1111's parser could not read back (it must match \w[\w \-/]+).
 std::string writeA1111Parameters(const GenerationSettings& settings, const A1111WriteOptions& options = {});

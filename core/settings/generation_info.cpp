@@ -56,7 +56,7 @@ void checkUntrustedText(std::string_view name, std::string_view text) {
 
 std::string safeModelName(std::string_view raw) {
     std::string_view name = detail::trim(raw);
-    if (const auto s = name.find_last_of("/\\"); s != std::string_view::npos) name = name.substr(s + 1);
+    if (const auto s = name.find_last_of("/\\"); s != std::string_view::npos) name = detail::trim(name.substr(s + 1));
     if (name.empty() || name.size() > 255 || name.find("..") != std::string_view::npos) return {};
     if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return {};  // "C:x"
     if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }))
