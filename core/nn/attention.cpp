@@ -93,7 +93,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
 }
 
 void setAttentionOptions(torch::nn::Module& root, const AttentionOptions& options) {
-    for (const auto& m : root.modules(/*include_self=*/true))
+    // include_self=false: the root may still be under construction (not yet owned by a shared_ptr).
+    if (auto* a = dynamic_cast<AttentionImpl*>(&root)) a->setOptions(options);
+    for (const auto& m : root.modules(/*include_self=*/false))
         if (auto* a = dynamic_cast<AttentionImpl*>(m.get())) a->setOptions(options);
 }
 

@@ -1,0 +1,227 @@
+// UNet2DConditionModel parity against diffusers (fixtures from tests/parity/fixtures_unet.py): tiny SD1 / SD2 /
+// SDXL models, scalar and per-sample fractional timesteps, an odd latent size, all attention backends, weight
+// and config errors. fullSizeSd15 (label "slow") runs a full-size SD 1.5 UNet with random weights.
+#include "core/io/checkpoint.h"
+#include "core/io/model_error.h"
+#include "core/io/safetensors.h"
+#include "core/nn/load_weights.h"
+#include "core/nn/unet.h"
+
+#include <QtTest>
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace dd;
+using dd::nn::AttentionBackend;
+using dd::nn::AttentionOptions;
+
+namespace {
+
+const std::string kFixtures = DD_FIXTURES_DIR;
+
+struct Loaded {
+    io::Checkpoint ck;
+    nn::UNet2DConditionModel unet{nullptr};
+};
+
+Loaded loadTiny(const std::string& family, AttentionOptions attention = {}) {
+    Loaded l{io::loadCheckpoint(kFixtures + "/models/tiny-" + family), nullptr};
+    l.unet = nn::UNet2DConditionModel(nn::UNetConfig::fromJson(l.ck.configs.at("unet")), attention);
+    const auto unused = nn::loadWeights(*l.unet, l.ck.components.at("unet"), "unet");
+    if (!unused.empty()) throw std::runtime_error("unused unet weight " + unused.front());
+    l.unet->eval();
+    return l;
+}
+
+io::TensorMap fixture(const std::string& name) {
+    return io::SafetensorsFile::open(kFixtures + "/unet/" + name + ".safetensors")->all();
+}
+
+double maxAbs(const torch::Tensor& a, const torch::Tensor& b) {
+    if (a.sizes() != b.sizes()) return std::numeric_limits<double>::infinity();
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+std::optional<nn::AddedCond> addedCond(const io::TensorMap& f) {
+    if (!f.count("text_embeds")) return std::nullopt;
+    return nn::AddedCond{f.at("text_embeds"), f.at("time_ids")};
+}
+
+QString errorOf(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const io::ModelFileError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+void addFamilies() {
+    QTest::addColumn<QString>("family");
+    for (const char* f : {"sd1", "sd2", "sdxl"}) QTest::newRow(f) << f;
+}
+
+} // namespace
+
+class TestUnet : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        if (!std::filesystem::exists(kFixtures + "/unet/sd1.safetensors"))
+            QSKIP("fixtures missing: run tests/parity/fixtures_models.py and fixtures_unet.py <fixtures dir>");
+        torch::manual_seed(0);
+    }
+
+    void timestepEmbeddingMatchesDiffusers() {
+        c10::InferenceMode guard;
+        const auto f = fixture("sd1");
+        const auto emb = nn::timestepEmbedding(f.at("timesteps"), f.at("time_embedding").size(1), true, 0);
+        QVERIFY2(maxAbs(emb, f.at("time_embedding")) < 1e-6, "timestep embedding differs");
+        // sd_reference.md §3.1 check values (float64, t = 981, 320 channels).
+        const auto ref = nn::timestepEmbedding(torch::tensor({981}), 320, true, 0)[0];
+        const double want[] = {0.679957, -0.798430, 0.578088, 0.733252, 0.602088, 0.815974};
+        const int64_t at[] = {0, 1, 2, 160, 161, 162};
+        for (int i = 0; i < 6; ++i) QVERIFY(std::abs(ref[at[i]].item<double>() - want[i]) < 2e-4);
+    }
+
+    void matchesDiffusers_data() { addFamilies(); }
+    void matchesDiffusers() {
+        QFETCH(QString, family);
+        c10::InferenceMode guard;
+        auto [ck, unet] = loadTiny(family.toStdString());
+        const auto f = fixture(family.toStdString());
+        const auto& ehs = f.at("encoder_hidden_states");
+        const auto added = addedCond(f);
+        const double scalar = maxAbs(unet->forward(f.at("sample"), 981.0, ehs, added), f.at("out_scalar"));
+        const double vector = maxAbs(unet->forward(f.at("sample"), f.at("timesteps"), ehs, added), f.at("out_vector"));
+        const double odd = maxAbs(unet->forward(f.at("sample_odd"), f.at("timesteps"), ehs, added), f.at("out_odd"));
+        qInfo("%s max abs error: scalar t %.3g, [2] t %.3g, 17x13 latent %.3g", qPrintable(family), scalar, vector, odd);
+        QVERIFY(scalar < 1e-4);
+        QVERIFY(vector < 1e-4);
+        QVERIFY(odd < 1e-4);
+    }
+
+    void backendsAgree_data() { addFamilies(); }
+    void backendsAgree() {
+        QFETCH(QString, family);
+        c10::InferenceMode guard;
+        auto [ck, unet] = loadTiny(family.toStdString());
+        const auto f = fixture(family.toStdString());
+        auto run = [&](AttentionOptions o) {
+            unet->setAttention(o);
+            return unet->forward(f.at("sample"), f.at("timesteps"), f.at("encoder_hidden_states"), addedCond(f));
+        };
+        const auto sdpa = run({AttentionBackend::Sdpa, 0});
+        const std::pair<const char*, AttentionOptions> others[] = {
+            {"classic", {AttentionBackend::Classic, 0}},
+            {"sliced auto", {AttentionBackend::Sliced, 0}},
+            {"sliced 1", {AttentionBackend::Sliced, 1}},
+            {"sliced 3", {AttentionBackend::Sliced, 3}},
+        };
+        for (const auto& [name, o] : others) {
+            const auto out = run(o);
+            const double vsSdpa = maxAbs(out, sdpa), vsRef = maxAbs(out, f.at("out_vector"));
+            qInfo("%s %s: vs SDPA %.3g, vs diffusers %.3g", qPrintable(family), name, vsSdpa, vsRef);
+            QVERIFY2(vsSdpa < 1e-5 && vsRef < 1e-4, name);
+        }
+    }
+
+    void upcastAttentionKeepsFp32Result() {
+        c10::InferenceMode guard;
+        const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-sd2");
+        auto cfg = ck.configs.at("unet");
+        cfg["upcast_attention"] = true;
+        nn::UNet2DConditionModel unet(nn::UNetConfig::fromJson(cfg), AttentionOptions{AttentionBackend::Classic, 0});
+        nn::loadWeights(*unet, ck.components.at("unet"), "unet");
+        const auto f = fixture("sd2");
+        const auto out = unet->forward(f.at("sample"), f.at("timesteps"), f.at("encoder_hidden_states"));
+        QVERIFY(maxAbs(out, f.at("out_vector")) < 1e-4);
+    }
+
+    void classicUpcastScoresInFp32() {
+        c10::InferenceMode guard;
+        // bf16 inputs: the upcast path computes scores and softmax in fp32, so it lands closer to the fp32 result.
+        const auto q = torch::randn({2, 64, 32}), k = torch::randn({2, 77, 32}) * 4, v = torch::randn({2, 77, 32});
+        const auto ref = nn::attend(q, k, v, 4, {AttentionBackend::Classic, 0}, false, false);
+        auto bf = [](const torch::Tensor& t) { return t.to(torch::kBFloat16); };
+        const auto plain = nn::attend(bf(q), bf(k), bf(v), 4, {AttentionBackend::Classic, 0}, false, false);
+        const auto up = nn::attend(bf(q), bf(k), bf(v), 4, {AttentionBackend::Sliced, 3}, true, true);
+        QCOMPARE(up.scalar_type(), torch::kBFloat16);
+        QVERIFY(maxAbs(up, ref) <= maxAbs(plain, ref));
+    }
+
+    void missingWeightIsNamed() {
+        const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-sd1");
+        auto weights = ck.components.at("unet");
+        const std::string key = "down_blocks.1.attentions.0.transformer_blocks.0.attn2.to_k.weight";
+        weights.erase(key);
+        nn::UNet2DConditionModel unet(nn::UNetConfig::fromJson(ck.configs.at("unet")));
+        const QString msg = errorOf([&] { nn::loadWeights(*unet, weights, "unet"); });
+        QVERIFY2(msg.contains(QString::fromStdString(key)) && msg.contains("[64, 32]"), qPrintable(msg));
+    }
+
+    void wrongShapeIsNamed() {
+        const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-sdxl");
+        auto weights = ck.components.at("unet");
+        weights["add_embedding.linear_1.weight"] = torch::zeros({128, 81});
+        nn::UNet2DConditionModel unet(nn::UNetConfig::fromJson(ck.configs.at("unet")));
+        const QString msg = errorOf([&] { nn::loadWeights(*unet, weights, "unet"); });
+        QVERIFY2(msg.contains("add_embedding.linear_1.weight") && msg.contains("[128, 81]") && msg.contains("[128, 80]"),
+                 qPrintable(msg));
+    }
+
+    void unsupportedConfigIsRefused() {
+        const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-sd1");
+        auto cfg = ck.configs.at("unet");
+        cfg["class_embed_type"] = "timestep";
+        QVERIFY(errorOf([&] { nn::UNetConfig::fromJson(cfg); }).contains("class_embed_type"));
+        cfg = ck.configs.at("unet");
+        cfg["attention_head_dim"] = nlohmann::json::array({8, 8, 8});
+        QVERIFY(errorOf([&] { nn::UNetConfig::fromJson(cfg); }).contains("attention_head_dim"));
+        cfg = ck.configs.at("unet");
+        cfg["attention_head_dim"] = 5;
+        QVERIFY(errorOf([&] { nn::UNetConfig::fromJson(cfg); }).contains("not divisible"));
+    }
+
+    void sdxlNeedsAddedCond() {
+        c10::InferenceMode guard;
+        auto [ck, unet] = loadTiny("sdxl");
+        const auto f = fixture("sdxl");
+        QVERIFY_THROWS_EXCEPTION(c10::Error, unet->forward(f.at("sample"), 981.0, f.at("encoder_hidden_states")));
+    }
+
+    // Label "slow": DD_RUN_SLOW=1 (set by ctest for test_unet_slow) and the DD_SLOW_FIXTURES=1 fixtures.
+    void fullSizeSd15() {
+        if (qgetenv("DD_RUN_SLOW") != "1") QSKIP("slow: run test_unet_slow (ctest -L slow)");
+        const std::string dir = kFixtures + "/unet/";
+        if (!std::filesystem::exists(dir + "sd15-full.safetensors"))
+            QSKIP("run DD_SLOW_FIXTURES=1 tests/parity/fixtures_unet.py <fixtures dir> first");
+        c10::InferenceMode guard;
+        std::ifstream cfgFile(dir + "sd15-full-config.json");
+        const auto cfg = nn::UNetConfig::fromJson(nlohmann::json::parse(cfgFile));
+        QCOMPARE(cfg.heads, (std::vector<int64_t>{8, 8, 8, 8}));
+        nn::UNet2DConditionModel unet(cfg);
+        auto weightsFile = io::SafetensorsFile::open(dir + "sd15-full-weights.safetensors");
+        QVERIFY(nn::loadWeights(*unet, weightsFile->all(), "unet").empty());
+        weightsFile.reset();
+        const auto f = fixture("sd15-full");
+        const auto want = f.at("out");
+        for (auto backend : {AttentionBackend::Sdpa, AttentionBackend::Sliced}) {
+            unet->setAttention({backend, 0});
+            const auto out = unet->forward(f.at("sample"), f.at("timesteps"), f.at("encoder_hidden_states"));
+            const double err = maxAbs(out, want), scale = want.abs().max().item<double>();
+            qInfo("SD1.5 full size (%s): max abs error %.3g, max |out| %.3g, relative %.3g",
+                  backend == AttentionBackend::Sdpa ? "sdpa" : "sliced", err, scale, err / scale);
+            QVERIFY(err / scale < 1e-4);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestUnet)
+#include "test_unet.moc"
