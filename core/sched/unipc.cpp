@@ -48,7 +48,8 @@ public:
         std::vector<double> sigmas;
         double last = m_finalZero ? 0.0 : table.front();
         if (m_karras) {
-            sigmas = karrasSigmas(table.front(), table.back(), numSteps);
+            sigmas = karrasSigmas(m_cfg.number("sigma_min", table.front()), m_cfg.number("sigma_max", table.back()),
+                                  numSteps);
             timesteps.clear();
             for (double s : sigmas) timesteps.push_back(npRound(sigmaToT(s, m_train.logSigmas)));
             if (!m_finalZero) last = sigmas.back();

@@ -4,10 +4,11 @@
 #include "core/io/safetensors.h"
 #include "core/sched/schedulers.h"
 
-#include <QtTest>
-
+// torch before Qt: Qt's `slots` macro breaks torch/csrc/jit headers.
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
+
+#include <QtTest>
 
 #include <cmath>
 #include <filesystem>
