@@ -183,8 +183,10 @@ ClipTextModel loadClipText(const ClipTextConfig& config, const io::TensorMap& we
         named.emplace(top ? key : "text_model." + key, t);
     }
     ClipTextModel model(config);
-    model->to(device, dtype);
+    // Cast on the CPU first so file tensors already in `dtype` are used zero-copy, then move real weights once.
+    model->to(dtype);
     const auto unused = loadWeights(*model, named, source);
+    model->to(device);
     if (!unused.empty())
         throw io::ModelFileError(source, "weight '" + unused.front() + "' does not belong to a CLIP text encoder with this config (" +
                                              std::to_string(unused.size()) + " unexpected weights)");
