@@ -31,15 +31,15 @@ public:
     void setTimesteps(int64_t numSteps, c10::Device device) override {
         if (numSteps > m_train.numTrainTimesteps)
             throw std::invalid_argument("DDIM: at most " + std::to_string(m_train.numTrainTimesteps) + " steps");
-        m_timesteps = toLongTensor(roundedTimesteps(m_spacing, numSteps, m_train.numTrainTimesteps, m_stepsOffset))
-                          .to(device);
+        assignTimesteps(
+            toLongTensor(roundedTimesteps(m_spacing, numSteps, m_train.numTrainTimesteps, m_stepsOffset)), device);
         m_numInferenceSteps = numSteps;
     }
 
     at::Tensor scaleModelInput(const at::Tensor& sample, int64_t) override { return sample; }
 
     at::Tensor step(const at::Tensor& modelOutput, int64_t i, const at::Tensor& sample, NoiseSource&) override {
-        const int64_t t = m_timesteps[i].item<int64_t>();
+        const int64_t t = timestepAt(i);
         const int64_t prevT = t - m_train.numTrainTimesteps / m_numInferenceSteps;
         const float aT = m_train.alphaCumprod(t);
         const float aPrev = prevT >= 0 ? m_train.alphaCumprod(prevT) : m_finalAlphaCumprod;
@@ -68,7 +68,7 @@ public:
     }
 
     at::Tensor addNoise(const at::Tensor& original, const at::Tensor& noise, int64_t i) const override {
-        return addNoiseVP(m_train, original, noise, m_timesteps[i].item<int64_t>());
+        return addNoiseVP(m_train, original, noise, timestepAt(i));
     }
 
 private:

@@ -63,7 +63,7 @@ public:
         }
         sigmas.push_back(m_finalZero ? 0.0 : table.front());
         m_sigmas = toFloatTensor(sigmas);
-        m_timesteps = toLongTensor(timesteps).to(device);
+        assignTimesteps(toLongTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
         m_outputs.assign(m_order, at::Tensor());
         m_lowerOrderNums = 0;

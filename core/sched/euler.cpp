@@ -29,7 +29,7 @@ public:
             sigmaTimesteps(m_spacing, numSteps, m_train.numTrainTimesteps, m_stepsOffset), m_karras, true);
         sigmas.push_back(m_finalSigmaMin ? m_train.sigmaTable.front() : 0.0);
         m_sigmas = toFloatTensor(sigmas);
-        m_timesteps = toFloatTensor(timesteps).to(device);
+        assignTimesteps(toFloatTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
     }
 

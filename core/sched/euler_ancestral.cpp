@@ -22,7 +22,7 @@ public:
             sigmasFor(sigmaTimesteps(m_spacing, numSteps, m_train.numTrainTimesteps, m_stepsOffset), false);
         sigmas.push_back(0.0);
         m_sigmas = toFloatTensor(sigmas);
-        m_timesteps = toFloatTensor(timesteps).to(device);
+        assignTimesteps(toFloatTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
     }
 

@@ -39,7 +39,7 @@ public:
             sigmasFor(sigmaTimesteps(m_spacing, numSteps, m_train.numTrainTimesteps, m_stepsOffset), m_karras);
         sigmas.push_back(0.0);
         m_sigmas = toFloatTensor(repeatAfterFirst(sigmas, 1));       // s0, s1, s1, …, s_{n−1}, s_{n−1}, 0
-        m_timesteps = toFloatTensor(repeatAfterFirst(timesteps, 0)).to(device);  // t0, t1, t1, …, t_{n−1}, t_{n−1}
+        assignTimesteps(toFloatTensor(repeatAfterFirst(timesteps, 0)), device);  // t0, t1, t1, …, t_{n−1}, t_{n−1}
         m_numInferenceSteps = numSteps;
         m_prevDerivative = at::Tensor();
         m_sample = at::Tensor();

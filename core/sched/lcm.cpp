@@ -42,7 +42,7 @@ public:
         const double stride = double(origin.size()) / double(numSteps);
         for (int64_t i = 0; i < numSteps; ++i)
             timesteps.push_back(origin[static_cast<size_t>(std::floor(double(i) * stride))]);
-        m_timesteps = toLongTensor(timesteps).to(device);
+        assignTimesteps(toLongTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
     }
 
@@ -50,8 +50,8 @@ public:
 
     at::Tensor step(const at::Tensor& modelOutput, int64_t i, const at::Tensor& sample,
                     NoiseSource& noise) override {
-        const int64_t t = m_timesteps[i].item<int64_t>();
-        const int64_t prevT = i + 1 < m_timesteps.size(0) ? m_timesteps[i + 1].item<int64_t>() : t;
+        const int64_t t = timestepAt(i);
+        const int64_t prevT = i + 1 < m_timesteps.size(0) ? timestepAt(i + 1) : t;
         const float aT = m_train.alphaCumprod(t);
         const float aPrev = prevT >= 0 ? m_train.alphaCumprod(prevT) : m_finalAlphaCumprod;
         const float bT = 1.0f - aT, bPrev = 1.0f - aPrev;
@@ -76,7 +76,7 @@ public:
     }
 
     at::Tensor addNoise(const at::Tensor& original, const at::Tensor& noise, int64_t i) const override {
-        return addNoiseVP(m_train, original, noise, m_timesteps[i].item<int64_t>());
+        return addNoiseVP(m_train, original, noise, timestepAt(i));
     }
 
 private:

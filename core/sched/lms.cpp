@@ -52,7 +52,7 @@ public:
         sigmas.push_back(0.0);
         m_sigmas = toFloatTensor(sigmas);
         m_sigmaValues.assign(m_sigmas.data_ptr<float>(), m_sigmas.data_ptr<float>() + m_sigmas.numel());
-        m_timesteps = toFloatTensor(timesteps).to(device);
+        assignTimesteps(toFloatTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
         m_derivatives.clear();
     }

@@ -36,7 +36,7 @@ public:
         if (asc.size() >= 2) plms.push_back(asc[asc.size() - 2]);
         plms.push_back(asc.back());
         std::reverse(plms.begin(), plms.end());
-        m_timesteps = toLongTensor(plms).to(device);
+        assignTimesteps(toLongTensor(plms), device);
         m_numInferenceSteps = numSteps;
         m_ets.clear();
         m_counter = 0;
@@ -47,7 +47,7 @@ public:
 
     at::Tensor step(const at::Tensor& modelOutput, int64_t i, const at::Tensor& sampleIn, NoiseSource&) override {
         const int64_t ratio = m_train.numTrainTimesteps / m_numInferenceSteps;
-        int64_t t = m_timesteps[i].item<int64_t>();
+        int64_t t = timestepAt(i);
         int64_t prevT = t - ratio;
         if (m_counter != 1) {
             if (m_ets.size() > 3) m_ets.erase(m_ets.begin(), m_ets.end() - 3);
@@ -79,7 +79,7 @@ public:
     }
 
     at::Tensor addNoise(const at::Tensor& original, const at::Tensor& noise, int64_t i) const override {
-        return addNoiseVP(m_train, original, noise, m_timesteps[i].item<int64_t>());
+        return addNoiseVP(m_train, original, noise, timestepAt(i));
     }
 
 private:

@@ -34,6 +34,13 @@ at::Tensor NoiseSource::randn(at::IntArrayRef shape, at::ScalarType dtype, c10::
     return torch::cat(parts, 0).to(device);
 }
 
+void Scheduler::assignTimesteps(const at::Tensor& cpuTimesteps, c10::Device device) {
+    m_timestepsCpu = cpuTimesteps.contiguous();
+    m_timesteps = m_timestepsCpu.to(device);
+}
+
+int64_t Scheduler::timestepAt(int64_t i) const { return m_timestepsCpu.data_ptr<int64_t>()[i]; }
+
 // ---- img2img -------------------------------------------------------------------------------------------
 
 Img2ImgSchedule Scheduler::img2imgTimesteps(double strength) const {
@@ -45,7 +52,7 @@ Img2ImgSchedule Scheduler::img2imgTimesteps(double strength) const {
     const int64_t tStart = std::max<int64_t>(n - init, 0);
     Img2ImgSchedule r;
     r.beginIndex = std::min<int64_t>(tStart * order(), m_timesteps.size(0));
-    r.timesteps = m_timesteps.slice(0, r.beginIndex);
+    r.timesteps = m_timesteps.slice(0, r.beginIndex);  // on the device, like diffusers
     r.numSteps = n - tStart;
     return r;
 }

@@ -73,8 +73,13 @@ public:
     Img2ImgSchedule img2imgTimesteps(double strength) const;
 
 protected:
+    // Stores the schedule: timesteps() on `device`, a CPU copy for reading values without a device sync.
+    void assignTimesteps(const at::Tensor& cpuTimesteps, c10::Device device);
+    int64_t timestepAt(int64_t i) const;  // integer schedules (DDIM, PNDM, LCM)
+
     int64_t m_numInferenceSteps = 0;
     at::Tensor m_timesteps;
+    at::Tensor m_timestepsCpu;
     at::Tensor m_sigmas;
 };
 

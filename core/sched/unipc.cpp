@@ -58,7 +58,7 @@ public:
         }
         sigmas.push_back(last);
         m_sigmas = toFloatTensor(sigmas);
-        m_timesteps = toLongTensor(timesteps).to(device);
+        assignTimesteps(toLongTensor(timesteps), device);
         m_numInferenceSteps = numSteps;
         m_outputs.assign(m_order, at::Tensor());
         m_lowerOrderNums = 0;
@@ -150,7 +150,7 @@ private:
         const at::Tensor rhos = order == 2 ? torch::full({1}, 0.5f)
                                            : torch::linalg_solve(sys.R.slice(0, 0, -1).slice(1, 0, -1),
                                                                  sys.b.slice(0, 0, -1));
-        return (xt - t.alpha * sys.bH * combine(rhos.to(x.scalar_type()), d1s)).to(x.scalar_type());
+        return (xt - t.alpha * sys.bH * combine(rhos.to(x.device(), x.scalar_type()), d1s)).to(x.scalar_type());
     }
 
     // x: the sample the previous step started from; corrects the current sample's step with modelT.
@@ -168,7 +168,7 @@ private:
         rks.push_back(1.0f);
         const System sys = buildSystem(h, rks, order);
         const at::Tensor rhos =
-            (order == 1 ? torch::full({1}, 0.5f) : torch::linalg_solve(sys.R, sys.b)).to(x.scalar_type());
+            (order == 1 ? torch::full({1}, 0.5f) : torch::linalg_solve(sys.R, sys.b)).to(x.device(), x.scalar_type());
         const at::Tensor xt = t.sigma / s0.sigma * x - t.alpha * sys.hPhi1 * m0;
         const at::Tensor d1t = modelT - m0;
         const at::Tensor last = rhos[-1] * d1t;

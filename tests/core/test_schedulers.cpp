@@ -240,6 +240,24 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeScheduler("Euler", {{"steps_offset", "one"}}));
     }
 
+    // On a GPU: timesteps on the device, latents there, noise still from the CPU generator; same numbers.
+    void onDevice() {
+        if (!torch::cuda::is_available()) QSKIP("no CUDA device");
+        const nlohmann::json sd1 = readJson(kDir / "ddim.json")["config"];
+        for (const auto& name : schedulerNames()) {
+            auto run = [&](c10::Device device) {
+                auto s = makeScheduler(name, sd1);
+                s->setTimesteps(8, device);
+                auto noise = seeded(42);
+                at::Tensor x = noise.randn({2, 4, 8, 8}, torch::kFloat, device) * s->initNoiseSigma();
+                return denoise(*s, x, 0, noise).cpu();
+            };
+            const double err = maxAbs(run(torch::kCPU), run(torch::kCUDA));
+            qInfo("%-16s CPU vs CUDA max abs %.2e", name.c_str(), err);
+            QVERIFY2(err <= 1e-3, name.c_str());
+        }
+    }
+
     // A list of generators draws each image from its own generator, like diffusers given a list.
     void perImageGenerators() {
         NoiseSource both(std::vector<at::Generator>{at::make_generator<at::CPUGeneratorImpl>(7),
