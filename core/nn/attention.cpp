@@ -28,8 +28,8 @@ torch::Tensor classic(torch::Tensor q, torch::Tensor k, const torch::Tensor& v, 
         q = q.to(torch::kFloat32);
         k = k.to(torch::kFloat32);
     }
-    auto scores = torch::baddbmm(torch::empty({q.size(0), q.size(1), k.size(1)}, q.options()), q, k.transpose(-1, -2),
-                                 /*beta=*/0, /*alpha=*/scale);
+    // beta 0 ignores the input, so a 0-d one broadcasts instead of allocating diffusers' scores-sized buffer.
+    auto scores = torch::baddbmm(torch::empty({}, q.options()), q, k.transpose(-1, -2), /*beta=*/0, /*alpha=*/scale);
     if (upcastSoftmax) scores = scores.to(torch::kFloat32);
     auto probs = scores.softmax(-1).to(dtype);
     return torch::bmm(probs, v);

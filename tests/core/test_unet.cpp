@@ -132,6 +132,27 @@ private slots:
         }
     }
 
+    // No reference in bf16: checks that every dtype cast is in place (timestep embedding, added cond) and that
+    // the result stays near the fp32 one.
+    void runsInBFloat16_data() { addFamilies(); }
+    void runsInBFloat16() {
+        QFETCH(QString, family);
+        c10::InferenceMode guard;
+        const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-" + family.toStdString());
+        nn::UNet2DConditionModel unet(nn::UNetConfig::fromJson(ck.configs.at("unet")));
+        unet->to(torch::kBFloat16);
+        nn::loadWeights(*unet, ck.components.at("unet"), "unet");
+        const auto f = fixture(family.toStdString());
+        auto added = addedCond(f);
+        if (added) added->textEmbeds = added->textEmbeds.to(torch::kBFloat16);
+        const auto out = unet->forward(f.at("sample").to(torch::kBFloat16), f.at("timesteps"),
+                                       f.at("encoder_hidden_states").to(torch::kBFloat16), added);
+        QCOMPARE(out.scalar_type(), torch::kBFloat16);
+        const double err = maxAbs(out, f.at("out_vector"));
+        qInfo("%s bf16 vs fp32 reference: max abs %.3g", qPrintable(family), err);
+        QVERIFY(err < 0.1);
+    }
+
     void upcastAttentionKeepsFp32Result() {
         c10::InferenceMode guard;
         const auto ck = io::loadCheckpoint(kFixtures + "/models/tiny-sd2");
