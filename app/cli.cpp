@@ -4,6 +4,14 @@
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/text_format.h"
+#include "core/pipeline/engine.h"
+#include "core/sched/scheduler.h"
+#include "core/settings/a1111_parameters.h"
+#include "imaging/png.h"
+
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
@@ -68,6 +76,105 @@ int inspect(const std::string& path) {
     return 0;
 }
 
+// Progress on a terminal: a bar with ETA on stderr, redrawn in place; nothing when stderr is not a TTY.
+class ProgressBar : public dd::pipeline::Observer {
+public:
+    void onStep(int step, int total, const dd::pipeline::Image&) override {
+        if (!isatty(STDERR_FILENO)) return;
+        if (step == 1) m_start = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+        const double eta = step > 1 ? elapsed / (step - 1) * (total - step) : 0;
+        const int width = 30, filled = total ? width * step / total : width;
+        std::fprintf(stderr, "\r[%s%s] %d/%d  ETA %.1f s ", std::string(size_t(filled), '#').c_str(),
+                     std::string(size_t(width - filled), '.').c_str(), step, total, eta);
+        if (step == total) std::fprintf(stderr, "\n");
+    }
+
+private:
+    std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+};
+
+std::string outputName(const std::string& out, int index, int batch) {
+    if (batch == 1) return out;
+    const fs::path p(out);
+    return (p.parent_path() / (p.stem().string() + "-" + std::to_string(index + 1) + p.extension().string())).string();
+}
+
+double toNumber(const std::string& flag, const std::string& v) {
+    try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used == v.size()) return d;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument(flag + " expects a number, got '" + v + "'");
+}
+
+int generate(const std::vector<std::string>& args) {
+    dd::settings::GenerationSettings s;
+    s.sampler = "Euler a";
+    std::string out;
+    for (std::size_t i = 1; i < args.size(); i += 2) {
+        const std::string& flag = args[i];
+        if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
+        const std::string& v = args[i + 1];
+        if (flag == "--model") s.model = v;
+        else if (flag == "--prompt") s.prompt = v;
+        else if (flag == "--negative") s.negativePrompt = v;
+        else if (flag == "--seed") s.seed = int64_t(toNumber(flag, v));
+        else if (flag == "--steps") s.steps = int(toNumber(flag, v));
+        else if (flag == "--cfg") s.cfgScale = toNumber(flag, v);
+        else if (flag == "--sampler") s.sampler = v;
+        else if (flag == "--batch") s.batchSize = int(toNumber(flag, v));
+        else if (flag == "--clip-skip") s.clipSkip = int(toNumber(flag, v));
+        else if (flag == "--init") s.initImage = v;
+        else if (flag == "--strength") s.strength = toNumber(flag, v);
+        else if (flag == "--preset") s.preset = v;
+        else if (flag == "--out") out = v;
+        else if (flag == "--size") {
+            const auto x = v.find('x');
+            if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
+            s.width = int(toNumber(flag, v.substr(0, x)));
+            s.height = int(toNumber(flag, v.substr(x + 1)));
+        } else throw std::invalid_argument("unknown option '" + flag + "'");
+    }
+    if (s.model.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
+    if (out.empty()) throw std::invalid_argument("--out FILE.png is required");
+    const auto& names = dd::sched::schedulerNames();
+    if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw std::invalid_argument("unknown sampler '" + s.sampler + "' (known: " + list + ")");
+    }
+    dd::settings::validate(s);
+    if (s.model != dd::pipeline::kDemoModel && !fs::exists(s.model)) throw ModelFileError(s.model, "no such file or folder");
+    if (!out.empty() && !fs::path(out).parent_path().empty() && !fs::is_directory(fs::path(out).parent_path()))
+        throw std::invalid_argument("output folder " + fs::path(out).parent_path().string() + " does not exist");
+
+    std::optional<dd::pipeline::Image> init;
+    if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
+    dd::pipeline::Engine engine;
+    dd::pipeline::CancelToken cancel;
+    ProgressBar progress;
+    const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr);
+
+    dd::settings::A1111WriteOptions opts;
+    opts.modelName = result.modelName;
+    opts.version = std::string("DiffusionDesk ") + DD_VERSION;
+    if (fs::is_regular_file(s.model)) opts.modelHash = hashModelFile(s.model).shortHash;
+    for (std::size_t i = 0; i < result.images.size(); ++i) {
+        opts.batchIndex = int(i);
+        const std::string path = outputName(out, int(i), int(result.images.size()));
+        dd::imaging::writePng(path, result.images[i], {{"parameters", dd::settings::writeA1111Parameters(s, opts)}});
+        std::cout << path << "\n";
+    }
+    double steps = 0;
+    for (double t : result.timings.stepSeconds) steps += t;
+    std::cerr << "load " << result.timings.loadSeconds << " s, encode " << result.timings.encodeSeconds << " s, "
+              << result.timings.stepSeconds.size() << " steps " << steps << " s, decode " << result.timings.decodeSeconds << " s\n";
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -81,6 +188,7 @@ int main(int argc, char** argv) {
             if (args.size() != 2) throw std::invalid_argument("inspect takes exactly one PATH");
             return inspect(args[1]);
         }
+        if (args[0] == "generate") return generate(args);
         throw std::invalid_argument("unknown command '" + args[0] + "' (try --help)");
     } catch (const ModelFileError& e) {
         std::cerr << "error: " << e.what() << "\n";

@@ -88,6 +88,17 @@ TensorMap loadComponentWeights(const fs::path& dir, const std::string& baseName,
     throw ModelFileError(dir.string(), "no " + baseName + ".safetensors (or sharded index) in this component folder");
 }
 
+// transformers 5 saves CLIPTextModel without its "text_model." level; Hub files and single-file
+// conversions keep it. Normalise to the Hub names so every loader yields the same keys.
+TensorMap withTextModelPrefix(TensorMap weights) {
+    TensorMap out;
+    for (auto& [k, t] : weights) {
+        const bool bare = k.rfind("embeddings.", 0) == 0 || k.rfind("encoder.", 0) == 0 || k.rfind("final_layer_norm.", 0) == 0;
+        out.emplace(bare ? "text_model." + k : k, std::move(t));
+    }
+    return out;
+}
+
 ModelFamily familyFromConfigs(const Checkpoint& ck) {
     const auto& unet = ck.configs.at("unet");
     const bool hasFirstEncoder = ck.components.count("text_encoder") > 0;
@@ -121,7 +132,8 @@ Checkpoint loadDiffusersFolder(const fs::path& root, const std::string& variant)
         if (!fs::exists(dir / "config.json"))
             throw ModelFileError((dir / "config.json").string(), "missing: model_index.json lists this component");
         ck.configs[c.name] = readJson(dir / "config.json");
-        ck.components[c.name] = loadComponentWeights(dir, c.weights, variant);
+        auto weights = loadComponentWeights(dir, c.weights, variant);
+        ck.components[c.name] = std::string(c.name).rfind("text_encoder", 0) == 0 ? withTextModelPrefix(std::move(weights)) : std::move(weights);
     }
     for (const char* required : {"unet", "vae"})
         if (!ck.components.count(required))

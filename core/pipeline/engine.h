@@ -18,9 +18,13 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     // Throws std::invalid_argument (bad settings), dd::io::ModelFileError (bad model), Cancelled.
-    GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer);
+    // img2img (settings.initImage set) takes the init image's pixels, already at settings' width × height.
+    GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
+                              const Image* initImage = nullptr);
 
 private:
+    GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
+                         const Image* initImage);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
     Log m_log;

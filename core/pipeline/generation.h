@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace at {
+class Tensor;
+}
+
 namespace dd::pipeline {
 
 // 8-bit RGB, row-major, owned pixels.
@@ -50,6 +54,8 @@ class Observer {
 public:
     virtual ~Observer() = default;
     virtual void onStep(int step, int totalSteps, const Image& preview) = 0;
+    // The whole latent batch after each step (engine thread, torch users only: tests, tools).
+    virtual void onLatents(int /*step*/, const at::Tensor& /*latents*/) {}
 };
 
 } // namespace dd::pipeline

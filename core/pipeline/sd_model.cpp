@@ -1,0 +1,106 @@
+#include "core/pipeline/sd_model.h"
+
+#include "core/io/model_error.h"
+#include "core/nn/load_weights.h"
+#include "core/resources.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+namespace dd::pipeline {
+namespace {
+
+text::ClipTokenizer bundledTokenizer(text::ClipPad pad) {
+    return text::ClipTokenizer::fromBundledVocab(resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz", pad);
+}
+
+// Diffusers folders carry their tokenizers; single files do not, so the family decides the padding.
+void attachTokenizers(SdModel& m, const io::Checkpoint& ck) {
+    auto fromFolderOr = [&](const char* name, text::ClipPad pad) {
+        const auto it = ck.tokenizerDirs.find(name);
+        return it != ck.tokenizerDirs.end() ? text::ClipTokenizer::fromFolder(it->second) : bundledTokenizer(pad);
+    };
+    if (m.textEncoder) {
+        const auto pad = m.family == io::ModelFamily::SD2 ? text::ClipPad::Exclamation : text::ClipPad::EndOfText;
+        m.tokenizer = fromFolderOr("tokenizer", pad);
+    }
+    if (m.textEncoder2) m.tokenizer2 = fromFolderOr("tokenizer_2", text::ClipPad::Exclamation);
+}
+
+template <typename Module>
+Module loadNet(Module module, const io::TensorMap& weights, const std::string& source, torch::Device device) {
+    const auto unused = nn::loadWeights(*module, weights, source);
+    if (!unused.empty())
+        throw io::ModelFileError(source, "unexpected weight '" + unused.front() + "' (" + std::to_string(unused.size()) +
+                                             " unexpected in all): the config does not describe these weights");
+    module->to(device);
+    module->eval();
+    return module;
+}
+
+} // namespace
+
+std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device) {
+    io::Checkpoint ck = io::loadCheckpoint(path);
+    auto m = std::make_unique<SdModel>();
+    m->source = path;
+    m->displayName = std::filesystem::path(path).filename().replace_extension().string();
+    if (m->displayName.empty()) m->displayName = std::filesystem::path(path).parent_path().filename().string();
+    m->family = ck.family;
+    const std::string where = path + ": ";
+    m->unet = loadNet(nn::UNet2DConditionModel(nn::UNetConfig::fromJson(ck.configs.at("unet"))), ck.components.at("unet"),
+                      where + "unet", device);
+    m->vae = loadNet(nn::AutoencoderKL(nn::VaeConfig::fromJson(ck.configs.at("vae"))), ck.components.at("vae"),
+                     where + "vae", device);
+    if (ck.components.count("text_encoder"))
+        m->textEncoder = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
+                                          ck.components.at("text_encoder"), where + "text_encoder", torch::kFloat32, device);
+    if (ck.components.count("text_encoder_2"))
+        m->textEncoder2 = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
+                                           ck.components.at("text_encoder_2"), where + "text_encoder_2", torch::kFloat32, device);
+    if (!m->textEncoder && !m->textEncoder2) throw io::ModelFileError(path, "the checkpoint has no text encoder");
+    attachTokenizers(*m, ck);
+    m->schedulerConfig = ck.configs.count("scheduler") ? ck.configs.at("scheduler") : nlohmann::json::object();
+    const auto& index = ck.configs.count("model_index") ? ck.configs.at("model_index") : nlohmann::json::object();
+    m->forceZerosForEmptyPrompt = index.value("force_zeros_for_empty_prompt", m->isXl());
+    return m;
+}
+
+std::unique_ptr<SdModel> makeDemoModel(torch::Device device) {
+    // diffusers' tiny SD test components (tests/pipelines/stable_diffusion), with a full-vocabulary text
+    // encoder so any prompt tokenizes.
+    const nlohmann::json unet = {{"block_out_channels", {32, 64}}, {"layers_per_block", 2}, {"sample_size", 32},
+                                 {"in_channels", 4}, {"out_channels", 4}, {"cross_attention_dim", 32},
+                                 {"attention_head_dim", 8},
+                                 {"down_block_types", {"DownBlock2D", "CrossAttnDownBlock2D"}},
+                                 {"up_block_types", {"CrossAttnUpBlock2D", "UpBlock2D"}}};
+    const nlohmann::json vae = {{"block_out_channels", {32, 64}}, {"in_channels", 3}, {"out_channels", 3},
+                                {"down_block_types", {"DownEncoderBlock2D", "DownEncoderBlock2D"}},
+                                {"up_block_types", {"UpDecoderBlock2D", "UpDecoderBlock2D"}},
+                                {"latent_channels", 4}, {"sample_size", 64}};
+    const nlohmann::json clip = {{"hidden_size", 32}, {"intermediate_size", 37}, {"num_attention_heads", 4},
+                                 {"num_hidden_layers", 5}, {"vocab_size", 49408}, {"eos_token_id", 49407},
+                                 {"hidden_act", "quick_gelu"}, {"max_position_embeddings", 77}};
+    torch::manual_seed(0);
+    auto m = std::make_unique<SdModel>();
+    m->source = "demo:tiny-sd1";
+    m->displayName = "tiny random-weight demo (not a real model)";
+    m->isDemo = true;
+    m->family = io::ModelFamily::SD1;
+    m->unet = nn::UNet2DConditionModel(nn::UNetConfig::fromJson(unet));
+    m->vae = nn::AutoencoderKL(nn::VaeConfig::fromJson(vae));
+    m->textEncoder = nn::ClipTextModel(nn::ClipTextConfig::fromJson(clip, false));
+    for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(m->unet.get()), static_cast<torch::nn::Module*>(m->vae.get()),
+                                   static_cast<torch::nn::Module*>(m->textEncoder.get())}) {
+        net->to(device);
+        net->eval();
+    }
+    m->tokenizer = bundledTokenizer(text::ClipPad::EndOfText);
+    m->schedulerConfig = {{"beta_start", 0.00085}, {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"},
+                          {"num_train_timesteps", 1000}, {"steps_offset", 1}, {"set_alpha_to_one", false},
+                          {"skip_prk_steps", true}, {"prediction_type", "epsilon"}};
+    return m;
+}
+
+} // namespace dd::pipeline

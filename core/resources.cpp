@@ -1,0 +1,15 @@
+#include "core/resources.h"
+
+#include <cstdlib>
+
+namespace dd {
+
+std::filesystem::path resourceDir() {
+    if (const char* env = std::getenv("DD_RESOURCE_DIR"); env && *env) return env;
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return "share/diffusiondesk";
+    return exe.parent_path().parent_path() / "share" / "diffusiondesk";
+}
+
+} // namespace dd

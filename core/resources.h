@@ -1,0 +1,11 @@
+#pragma once
+// Where the product's bundled data (CLIP vocabulary, presets, the default model) lives at run time:
+// $DD_RESOURCE_DIR if set, else <executable dir>/../share/diffusiondesk (the build tree and an install
+// prefix have the same shape).
+#include <filesystem>
+
+namespace dd {
+
+std::filesystem::path resourceDir();
+
+} // namespace dd

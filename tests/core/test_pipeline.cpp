@@ -1,0 +1,129 @@
+// End to end against diffusers: the same tiny weights, prompt, seed and sampler give the same latents and
+// the same 8-bit image as diffusers' StableDiffusion(XL)/Img2Img pipelines with CPU generators
+// (fixtures: tests/parity/fixtures_pipeline.py).
+#include "core/io/safetensors.h"
+#include "core/pipeline/engine.h"
+
+#include <torch/torch.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace dd;
+
+namespace {
+
+const QString kDir = QString(DD_FIXTURES_DIR) + "/pipeline";
+
+struct LastLatents : pipeline::Observer {
+    torch::Tensor latents;
+    int steps = 0;
+    void onStep(int, int, const pipeline::Image&) override { ++steps; }
+    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
+};
+
+} // namespace
+
+class TestPipeline : public QObject {
+    Q_OBJECT
+    QJsonArray m_cases;
+
+private slots:
+    void initTestCase() {
+        QFile f(kDir + "/cases.json");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
+        m_cases = QJsonDocument::fromJson(f.readAll()).array();
+        QVERIFY(m_cases.size() >= 9);
+    }
+
+    void matchesDiffusers_data() {
+        QTest::addColumn<int>("index");
+        for (int i = 0; i < 9; ++i) QTest::newRow(qPrintable(QString("case %1").arg(i))) << i;
+    }
+    void matchesDiffusers() {
+        QFETCH(int, index);
+        const QJsonObject c = m_cases.at(index).toObject();
+        settings::GenerationSettings s;
+        s.model = (kDir + "/" + c["model"].toString()).toStdString();
+        s.prompt = c["prompt"].toString().toStdString();
+        s.negativePrompt = c["negative"].toString().toStdString();
+        s.seed = c["seed"].toInt();
+        s.steps = c["steps"].toInt();
+        s.cfgScale = c["cfg"].toDouble();
+        s.guidanceRescale = c["rescale"].toDouble(0.0);
+        s.sampler = c["sampler"].toString().toStdString();
+        s.width = c["width"].toInt();
+        s.height = c["height"].toInt();
+        s.batchSize = c["batch"].toInt();
+        std::optional<pipeline::Image> init;
+        if (c["img2img"].toBool()) {
+            s.initImage = "init.safetensors";
+            s.strength = c["strength"].toDouble();
+            const auto rgb = io::SafetensorsFile::open((kDir + "/init.safetensors").toStdString())->tensor("rgb").contiguous();
+            init = pipeline::Image{int(rgb.size(1)), int(rgb.size(0)), {rgb.data_ptr<uint8_t>(), rgb.data_ptr<uint8_t>() + rgb.numel()}};
+        }
+        const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
+
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        LastLatents observer;
+        const auto result = engine.generate(s, cancel, &observer, init ? &*init : nullptr);
+
+        const bool noisy = s.sampler == "Euler a" || s.sampler == "DPM++ 2M SDE";
+        const double latentTol = noisy ? 1e-3 : 1e-4;
+        const double latentErr = (observer.latents - ref->tensor("latents")).abs().max().item<double>();
+        qInfo("%s: latents max abs %.3g", qPrintable(c["sampler"].toString()), latentErr);
+        QVERIFY2(latentErr <= latentTol, qPrintable(QString("latents differ by %1").arg(latentErr)));
+
+        const auto images = ref->tensor("images");  // [B,H,W,3] uint8
+        QCOMPARE(int64_t(result.images.size()), images.size(0));
+        for (size_t i = 0; i < result.images.size(); ++i) {
+            const auto& img = result.images[i];
+            const auto ours = torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {img.height, img.width, 3}, torch::kUInt8);
+            const int maxDiff = (ours.to(torch::kInt32) - images[int64_t(i)].to(torch::kInt32)).abs().max().item<int>();
+            QVERIFY2(maxDiff <= 1, qPrintable(QString("image %1 differs by %2/255").arg(i).arg(maxDiff)));
+        }
+    }
+
+    void cancelStopsBetweenSteps() {
+        struct CancelAtTwo : pipeline::Observer {
+            pipeline::CancelToken* token;
+            void onStep(int step, int, const pipeline::Image&) override {
+                if (step == 2) token->cancel();
+            }
+        } observer;
+        pipeline::CancelToken cancel;
+        observer.token = &cancel;
+        settings::GenerationSettings s;
+        s.model = pipeline::kDemoModel;
+        s.prompt = "a cat";
+        s.steps = 10;
+        s.width = s.height = 32;
+        pipeline::Engine engine;
+        QVERIFY_THROWS_EXCEPTION(pipeline::Cancelled, engine.generate(s, cancel, &observer));
+    }
+
+    void demoModelRunsEveryStep() {
+        settings::GenerationSettings s;
+        s.model = pipeline::kDemoModel;
+        s.prompt = "a lighthouse";
+        s.steps = 3;
+        s.width = 48;
+        s.height = 32;
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        LastLatents observer;
+        const auto r = engine.generate(s, cancel, &observer);
+        QCOMPARE(observer.steps, 3);
+        QCOMPARE(r.images.size(), size_t(1));
+        QCOMPARE(r.images[0].width, 48);
+        QCOMPARE(r.images[0].height, 32);
+        QCOMPARE(r.timings.stepSeconds.size(), size_t(3));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPipeline)
+#include "test_pipeline.moc"
