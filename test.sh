@@ -13,7 +13,8 @@ cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON >/dev/null
 cmake --build build -j"$jobs"
 
 echo "== reference fixtures"
-.venv/bin/python tests/parity/make_fixtures.py build/fixtures
+# DD_SLOW_FIXTURES=1: also the full-size SD 1.5 UNet reference (about 50 s, 1.7 GB) for the "slow" test.
+DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500

@@ -24,9 +24,20 @@ std::string readText(const fs::path& p) {
     return s.str();
 }
 
+// Python's json writes float('-inf') as -Infinity (diffusers' lambda_min_clipped), which is not JSON.
+// Such a value becomes null, which the config readers treat as "use the class default".
+std::string withoutNonFiniteNumbers(std::string text) {
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+        const std::string needle = std::string(": ") + token;
+        for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at))
+            text.replace(at, needle.size(), ": null");
+    }
+    return text;
+}
+
 nlohmann::json readJson(const fs::path& p) {
     try {
-        return nlohmann::json::parse(readText(p));
+        return nlohmann::json::parse(withoutNonFiniteNumbers(readText(p)));
     } catch (const nlohmann::json::exception& e) {
         throw ModelFileError(p.string(), std::string("not valid JSON: ") + e.what());
     }

@@ -222,7 +222,7 @@ private slots:
         if (qgetenv("DD_RUN_SLOW") != "1") QSKIP("slow: run test_unet_slow (ctest -L slow)");
         const std::string dir = kFixtures + "/unet/";
         if (!std::filesystem::exists(dir + "sd15-full.safetensors"))
-            QSKIP("run DD_SLOW_FIXTURES=1 tests/parity/fixtures_unet.py <fixtures dir> first");
+            QFAIL("missing fixture: run DD_SLOW_FIXTURES=1 tests/parity/fixtures_unet.py <fixtures dir> (./test.sh does)");
         c10::InferenceMode guard;
         std::ifstream cfgFile(dir + "sd15-full-config.json");
         const auto cfg = nn::UNetConfig::fromJson(nlohmann::json::parse(cfgFile));

@@ -20,6 +20,7 @@ def stamp(scripts):
     h = hashlib.sha256()
     for p in PACKAGES:
         h.update(f"{p}=={md.version(p)}\n".encode())
+    h.update(f"slow={os.environ.get('DD_SLOW_FIXTURES', '')}\n".encode())
     for s in scripts:
         h.update(s.name.encode() + s.read_bytes())
     return h.hexdigest()
