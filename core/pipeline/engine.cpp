@@ -6,7 +6,7 @@
 #include "core/pipeline/preview.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
-#include "core/text/conditioning.h"
+#include "core/text/prompt_encoder.h"
 
 #include <torch/torch.h>
 
@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct Conditioning {
-    torch::Tensor embeds;  // [B or 2B, 77, C]: rows [negative×B; positive×B] under CFG
+    torch::Tensor embeds;  // [B or 2B, 77·k, C]: rows [negative×B; positive×B] under CFG
     std::optional<nn::AddedCond> added;
 };
 
@@ -39,31 +39,12 @@ void checkVocabulary(const nn::ClipTextModel& encoder, const text::ClipTokenizer
 }
 
 Conditioning encode(SdModel& m, const settings::GenerationSettings& s, bool cfg, int64_t batch) {
-    const int clipSkip = text::clipSkipFromA1111(s.clipSkip);
     if (m.tokenizer) checkVocabulary(m.textEncoder ? m.textEncoder : m.textEncoder2, *m.tokenizer, "tokenizer");
     if (m.tokenizer2) checkVocabulary(m.textEncoder2, *m.tokenizer2, "tokenizer_2");
+    const text::TextModel textModel{m.textEncoder, m.textEncoder2, m.tokenizer ? &*m.tokenizer : nullptr,
+                                    m.tokenizer2 ? &*m.tokenizer2 : nullptr, m.forceZerosForEmptyPrompt};
+    const auto [neg, pos] = text::encodePrompts(textModel, s, cfg);
     Conditioning c;
-    text::TextConditioning neg, pos;
-    if (!m.isXl()) {
-        const auto ids = text::tokenIds(*m.tokenizer, {s.prompt});
-        if (cfg) {
-            const auto both = text::encodeSdCfg(m.textEncoder, ids, text::tokenIds(*m.tokenizer, {s.negativePrompt}), clipSkip);
-            neg = both.negative, pos = both.positive;
-        } else {
-            pos = text::encodeSd(m.textEncoder, ids, clipSkip);
-        }
-    } else {
-        const text::ClipTokenizer& tok1 = m.tokenizer ? *m.tokenizer : *m.tokenizer2;
-        const auto ids1 = text::tokenIds(tok1, {s.prompt}), ids2 = text::tokenIds(*m.tokenizer2, {s.prompt});
-        if (cfg) {
-            const bool zero = s.negativePrompt.empty() && m.forceZerosForEmptyPrompt;
-            const auto n1 = text::tokenIds(tok1, {s.negativePrompt}), n2 = text::tokenIds(*m.tokenizer2, {s.negativePrompt});
-            const auto both = text::encodeSdxlCfg(m.textEncoder, m.textEncoder2, ids1, ids2, n1, n2, zero, clipSkip);
-            neg = both.negative, pos = both.positive;
-        } else {
-            pos = text::encodeSdxl(m.textEncoder, m.textEncoder2, ids1, ids2, clipSkip);
-        }
-    }
     c.embeds = cfg ? torch::cat({repeatRows(neg.embeds, batch), repeatRows(pos.embeds, batch)}) : repeatRows(pos.embeds, batch);
     if (m.isXl()) {
         // add_time_ids = original (h, w) + crop (0, 0) + target (h, w), equal for both CFG halves.

@@ -226,6 +226,7 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
     kv.emplace_back("RNG", "CPU");  // our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU
     if (s.batchSize > 1) kv.emplace_back("Batch size", std::to_string(s.batchSize));
     if (s.guidanceRescale != 0) kv.emplace_back("CFG Rescale", formatNumber(s.guidanceRescale));
+    if (s.emphasis != "Original") kv.emplace_back("Emphasis", s.emphasis);  // sd_hijack_clip: only when not default
     for (const auto& [k, v] : o.extra) {
         if (!validKey(k) || k.find('\n') != std::string::npos)
             throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
@@ -346,6 +347,11 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     integer("Batch size", info.settings.batchSize, "batch_size", 1, 64);
     number("CFG Rescale", info.settings.guidanceRescale, "guidance_rescale");
     number("CFG Rescale \xcf\x86", info.settings.guidanceRescale, "guidance_rescale");
+    if (auto v = take("Emphasis")) {
+        if (*v == "Original" || *v == "No norm" || *v == "Ignore" || *v == "None") info.settings.emphasis = *v; else bad("Emphasis", *v);
+    }
+    found(info, "emphasis");       // missing: A1111's default, Original
+    found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
     // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.

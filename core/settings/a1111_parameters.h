@@ -35,13 +35,14 @@ struct A1111WriteOptions {
 // Settings -> A1111 text, keys in create_infotext's order. Values containing ',', ':' or a newline are
 // JSON-quoted (ensure_ascii=False), as are, unlike A1111, values that are empty, start with '"' or start or end
 // with a blank, so that they read back unchanged. Not written: the model path,
-// the init image path and the memory preset (they live in the sidecar). Throws std::invalid_argument for an
+// the init image path, the memory preset and the prompt syntax (they live in the sidecar; A1111 has no
+// "reference" syntax, and text read back is always A1111 syntax). Throws std::invalid_argument for an
 // extra key that A1111's parser could not read back (it must match \w[\w \-/]+).
 std::string writeA1111Parameters(const GenerationSettings& settings, const A1111WriteOptions& options = {});
 
 // A1111 text -> settings. Mirrors parse_generation_parameters: the last line holds the parameters when at least
 // three "Key: value" pairs match there, "Negative prompt:" starts the negative prompt, quoted values are JSON,
-// missing keys keep defaults (Clip skip 1). Unknown keys (Hires upscale, ADetailer model, Lora hashes...) are
+// missing keys keep defaults (Clip skip 1, Emphasis Original). Unknown keys (Hires upscale, ADetailer model, Lora hashes...) are
 // returned in order in `unknown`. Throws MetadataError only for text over the size cap or invalid UTF-8.
 GenerationInfo parseA1111Parameters(std::string_view text);
 

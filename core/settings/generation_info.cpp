@@ -148,7 +148,7 @@ GenerationInfo fromSidecar(std::string_view json) {
     info.settings = sc.settings;
     info.settings.model.clear();
     for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
-                          "schedule_type", "width", "height", "batch_size", "clip_skip", "strength", "preset"})
+                          "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis", "strength", "preset"})
         info.fields.emplace_back(f);
     info.modelName = safeModelName(sc.modelName);
     info.modelHash = sc.modelHash;

@@ -11,6 +11,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
          {"schedule_type", s.scheduleType},
          {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
+         {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis},
          {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset}};
 }
 
@@ -31,6 +32,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("height", s.height);
     get("batch_size", s.batchSize);
     get("clip_skip", s.clipSkip);
+    get("prompt_syntax", s.promptSyntax);
+    get("emphasis", s.emphasis);
     get("init_image", s.initImage);
     get("strength", s.strength);
     get("preset", s.preset);
@@ -44,6 +47,10 @@ void validate(const GenerationSettings& s) {
     if (s.batchSize < 1 || s.batchSize > 64) fail("batch size must be between 1 and 64 (got " + std::to_string(s.batchSize) + ")");
     if (s.cfgScale < 0) fail("CFG scale must not be negative");
     if (s.clipSkip < 1) fail("clip skip must be 1 or more (A1111 numbering: 1 = last layer)");
+    if (s.promptSyntax != "a1111" && s.promptSyntax != "reference")
+        fail("prompt syntax '" + s.promptSyntax + "' is unknown (use \"a1111\" or \"reference\")");
+    if (s.emphasis != "Original" && s.emphasis != "No norm" && s.emphasis != "Ignore" && s.emphasis != "None")
+        fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
 }

@@ -24,6 +24,10 @@ struct GenerationSettings {
     int height = 512;
     int batchSize = 1;
     int clipSkip = 1;              // A1111 numbering: 1 = last layer, 2 = penultimate
+    // "a1111": (x:1.2) weights, BREAK, prompts past 75 tokens in 77-token chunks; "reference": diffusers,
+    // plain text cut at 75 tokens (what the parity tests compare against).
+    std::string promptSyntax = "a1111";
+    std::string emphasis = "Original";  // A1111 "Emphasis": "Original", "No norm", "Ignore", "None"
     std::string initImage;         // img2img source (empty: txt2img)
     double strength = 0.75;        // img2img denoising strength
     std::string preset;            // memory preset name, informational until the memory plan lands

@@ -193,6 +193,13 @@ void ClipTokenizer::build(std::vector<std::string> tokens, const std::vector<std
     }
 }
 
+ClipTokenizer ClipTokenizer::withPad(ClipPad pad) const {
+    ClipTokenizer t = *this;
+    t.m_padIsSpecial = pad == ClipPad::Exclamation;
+    t.m_pad = t.m_padIsSpecial ? m_byteId[static_cast<unsigned char>('!')] : m_eos;
+    return t;
+}
+
 std::optional<int> ClipTokenizer::tokenId(std::string_view token) const {
     auto it = m_tokenToId.find(std::string(token));
     return it == m_tokenToId.end() ? std::nullopt : std::optional<int>(it->second);

@@ -46,6 +46,10 @@ public:
     // transformers' tokenizer(text, padding="max_length", max_length, truncation=True).
     Padded encodePadded(std::string_view text, int maxLength = kMaxLength) const;
 
+    // The same vocabulary with another pad token. A1111 reads OpenCLIP prompts (SD2, SDXL-G) with open_clip's
+    // tokenizer, where "!" is plain text: withPad(ClipPad::EndOfText) tokenizes like it.
+    ClipTokenizer withPad(ClipPad pad) const;
+
     int bosId() const { return m_bos; }
     int padId() const { return m_pad; }
     int eosId() const { return m_eos; }

@@ -236,9 +236,33 @@ private slots:
             QCOMPARE(info.modelHash, std::string("0123456789"));
             QVERIFY2(info.unknown.empty(), at);
             for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
-                                  "schedule_type", "width", "height", "batch_size", "clip_skip", "strength"})
+                                  "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis",
+                                  "strength"})
                 QVERIFY2(info.has(f), at + " field " + f);
         }
+    }
+
+    // A1111 writes "Emphasis" only when it is not the default, Original; prompt syntax stays in the sidecar.
+    void emphasisAndPromptSyntax() {
+        GenerationSettings s;
+        s.prompt = "a (cat:1.2)";
+        QVERIFY(writeA1111Parameters(s).find("Emphasis") == std::string::npos);
+        for (const char* e : {"No norm", "Ignore", "None"}) {
+            s.emphasis = e;
+            const auto text = writeA1111Parameters(s);
+            QVERIFY2(text.find(std::string(", RNG: CPU, Emphasis: ") + e) != std::string::npos, text.c_str());
+            QCOMPARE(parseA1111Parameters(text).settings.emphasis, std::string(e));
+        }
+        s.emphasis = "Original";
+        s.promptSyntax = "reference";
+        const auto info = parseA1111Parameters(writeA1111Parameters(s));
+        QCOMPARE(info.settings.promptSyntax, std::string("a1111"));
+        QCOMPARE(info.settings.emphasis, std::string("Original"));
+        QVERIFY(info.has("emphasis") && info.has("prompt_syntax"));
+
+        const auto bad = parseA1111Parameters("p\nSteps: 20, Sampler: Euler, CFG scale: 7, Emphasis: Strong");
+        QCOMPARE(bad.settings.emphasis, std::string("Original"));
+        QVERIFY(anyWarningContains(bad, "Emphasis: Strong"));
     }
 
     void formatsNumbersLikePython() {

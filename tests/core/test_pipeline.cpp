@@ -58,6 +58,7 @@ private slots:
         s.width = c["width"].toInt();
         s.height = c["height"].toInt();
         s.batchSize = c["batch"].toInt();
+        s.promptSyntax = "reference";  // diffusers truncates at 77 tokens and has no weighting
         std::optional<pipeline::Image> init;
         if (c["img2img"].toBool()) {
             s.initImage = "init.safetensors";

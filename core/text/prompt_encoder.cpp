@@ -1,0 +1,166 @@
+// Ref: AUTOMATIC1111 modules/sd_hijack_clip.py (forward, process_tokens), modules/sd_emphasis.py,
+// modules/sd_samplers_cfg_denoiser.py (pad_cond_uncond, pad_cond); diffusers encode_prompt (reference syntax).
+#include "core/text/prompt_encoder.h"
+
+#include "core/settings/generation_settings.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dd::text {
+namespace {
+
+// diffusers' path, kept exactly as the engine had it (tests/core/test_pipeline.cpp compares it bit for bit).
+CfgConditioning encodeReference(const TextModel& m, std::string_view prompt, const std::optional<std::string>& negative,
+                                int clipSkip) {
+    const std::string p(prompt);
+    CfgConditioning c;
+    if (!m.isXl()) {
+        const auto ids = tokenIds(*m.tokenizer1, {p});
+        if (negative) return encodeSdCfg(m.encoder1, ids, tokenIds(*m.tokenizer1, {*negative}), clipSkip);
+        c.positive = encodeSd(m.encoder1, ids, clipSkip);
+        return c;
+    }
+    const ClipTokenizer& tok1 = m.tokenizer1 ? *m.tokenizer1 : *m.tokenizer2;
+    const auto ids1 = tokenIds(tok1, {p}), ids2 = tokenIds(*m.tokenizer2, {p});
+    if (negative) {
+        const bool zero = negative->empty() && m.forceZerosForEmptyPrompt;
+        const auto n1 = tokenIds(tok1, {*negative}), n2 = tokenIds(*m.tokenizer2, {*negative});
+        return encodeSdxlCfg(m.encoder1, m.encoder2, ids1, ids2, n1, n2, zero, clipSkip);
+    }
+    c.positive = encodeSdxl(m.encoder1, m.encoder2, ids1, ids2, clipSkip);
+    return c;
+}
+
+// One encoder's tokenizer as A1111 uses it. OpenCLIP: open_clip's tokenizer ("!" is text), pad 0 after EOS.
+class ChunkTokenizer {
+public:
+    ChunkTokenizer(const ClipTokenizer& tok, const PromptEncodeOptions& o) : m_tok(&tok) {
+        m_options.emphasis = o.parseEmphasis;
+        m_options.commaBacktrack = o.commaBacktrack;
+        if (tok.padId() != tok.eosId()) {
+            m_openClip = tok.withPad(ClipPad::EndOfText);
+            m_tok = &*m_openClip;
+            m_options.padId = tok.padId();
+        }
+    }
+    ChunkTokenizer(const ChunkTokenizer&) = delete;
+    ChunkTokenizer& operator=(const ChunkTokenizer&) = delete;
+
+    std::vector<PromptChunk> chunks(std::string_view text) const { return tokenizePrompt(*m_tok, text, m_options).chunks; }
+
+private:
+    std::optional<ClipTokenizer> m_openClip;
+    const ClipTokenizer* m_tok;
+    PromptOptions m_options;
+};
+
+torch::Tensor chunkIds(const PromptChunk& chunk, torch::Device device) {
+    return torch::tensor(std::vector<int64_t>(chunk.ids.begin(), chunk.ids.end()), torch::kLong).unsqueeze(0).to(device);
+}
+
+class A1111Encoder {
+public:
+    A1111Encoder(const TextModel& m, const PromptEncodeOptions& o) : m_model(m), m_options(o) {
+        if (m.encoder1) m_tok1.emplace(m.tokenizer1 ? *m.tokenizer1 : *m.tokenizer2, o);
+        if (m.encoder2) m_tok2.emplace(*m.tokenizer2, o);
+    }
+
+    // [1, 77·k, C]; SDXL pooled [1, P] from the first chunk.
+    TextConditioning encode(std::string_view text) {
+        const auto c1 = m_tok1 ? m_tok1->chunks(text) : std::vector<PromptChunk>{};
+        const auto c2 = m_tok2 ? m_tok2->chunks(text) : std::vector<PromptChunk>{};
+        if (m_tok1 && m_tok2 && c1.size() != c2.size())
+            throw std::runtime_error("the two SDXL tokenizers split the prompt into " + std::to_string(c1.size()) + " and " +
+                                     std::to_string(c2.size()) + " chunks; they must share one vocabulary");
+        std::vector<torch::Tensor> zs;
+        torch::Tensor pooled;
+        for (size_t i = 0; i < std::max(c1.size(), c2.size()); ++i) {
+            auto z = encodeChunk(m_tok1 ? &c1[i] : nullptr, m_tok2 ? &c2[i] : nullptr);
+            if (i == 0) pooled = z.pooled;
+            zs.push_back(z.embeds);
+        }
+        return {torch::cat(zs, 1), pooled};
+    }
+
+    // pad_cond: the shorter side gets whole empty-prompt chunks appended.
+    void padToSameLength(TextConditioning& a, TextConditioning& b) {
+        const int64_t diff = a.embeds.size(1) - b.embeds.size(1);
+        if (diff == 0) return;
+        TextConditioning& shorter = diff > 0 ? b : a;
+        if (!m_empty.defined()) m_empty = encode("").embeds;
+        const int64_t repeats = std::abs(diff) / m_empty.size(1);
+        shorter.embeds = torch::cat({shorter.embeds, m_empty.to(shorter.embeds.options()).repeat({1, repeats, 1})}, 1);
+    }
+
+private:
+    TextConditioning encodeChunk(const PromptChunk* chunk1, const PromptChunk* chunk2) {
+        torch::NoGradGuard noGrad;
+        const int skip = m_options.clipSkip;
+        if (!m_model.isXl()) {
+            const auto z = encodeSd(m_model.encoder1, chunkIds(*chunk1, m_model.encoder1->device()), skip).embeds;
+            return {applyEmphasis(z, chunk1->weights, m_options.emphasis), {}};
+        }
+        auto side2 = encodeSdxl(nn::ClipTextModel(nullptr), m_model.encoder2, {}, chunkIds(*chunk2, m_model.encoder2->device()), skip);
+        auto z = applyEmphasis(side2.embeds, chunk2->weights, m_options.emphasis);
+        if (chunk1) {
+            // The SDXL layer of conditioning.h: hidden_states[-(k+2)], no final LayerNorm.
+            nn::ClipTextModel encoder1 = m_model.encoder1;
+            const auto h1 = encoder1->forward(chunkIds(*chunk1, encoder1->device())).hiddenState(skip + 2);
+            z = torch::cat({applyEmphasis(h1, chunk1->weights, m_options.emphasis).to(z.device(), z.scalar_type()), z}, -1);
+        }
+        return {z, side2.pooled};
+    }
+
+    const TextModel& m_model;
+    PromptEncodeOptions m_options;
+    std::optional<ChunkTokenizer> m_tok1, m_tok2;
+    torch::Tensor m_empty;
+};
+
+void checkModel(const TextModel& m) {
+    if (m.isXl() ? !m.tokenizer2 : !(m.encoder1 && m.tokenizer1))
+        throw std::invalid_argument("the model has no text encoder and tokenizer to encode prompts with");
+}
+
+} // namespace
+
+PromptEncodeOptions promptEncodeOptions(const settings::GenerationSettings& s) {
+    PromptEncodeOptions o;
+    if (s.promptSyntax == "reference") o.mode = PromptMode::Reference;
+    else if (s.promptSyntax != "a1111") throw std::invalid_argument("prompt syntax '" + s.promptSyntax + "' is unknown");
+    if (s.emphasis == "No norm") o.emphasis = EmphasisMode::NoNorm;
+    else if (s.emphasis == "Ignore") o.emphasis = EmphasisMode::Ignore;
+    else if (s.emphasis == "None") o.parseEmphasis = false;
+    else if (s.emphasis != "Original") throw std::invalid_argument("emphasis '" + s.emphasis + "' is unknown");
+    o.clipSkip = clipSkipFromA1111(s.clipSkip);
+    return o;
+}
+
+CfgConditioning encodePrompts(const TextModel& model, std::string_view prompt, const std::optional<std::string>& negative,
+                              const PromptEncodeOptions& options) {
+    checkModel(model);
+    if (options.mode == PromptMode::Reference) return encodeReference(model, prompt, negative, options.clipSkip);
+    A1111Encoder encoder(model, options);
+    CfgConditioning c;
+    c.positive = encoder.encode(prompt);
+    if (!negative) return c;
+    if (negative->empty() && model.isXl() && model.forceZerosForEmptyPrompt) {
+        const auto chunk = c.positive.embeds.slice(1, 0, ClipTokenizer::kMaxLength);
+        c.negative = {torch::zeros_like(chunk), torch::zeros_like(c.positive.pooled)};
+    } else {
+        c.negative = encoder.encode(*negative);
+    }
+    encoder.padToSameLength(c.positive, c.negative);
+    return c;
+}
+
+CfgConditioning encodePrompts(const TextModel& model, const settings::GenerationSettings& s, bool cfg) {
+    return encodePrompts(model, s.prompt, cfg ? std::optional<std::string>(s.negativePrompt) : std::nullopt,
+                         promptEncodeOptions(s));
+}
+
+} // namespace dd::text
