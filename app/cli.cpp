@@ -127,6 +127,8 @@ int generate(const std::vector<std::string>& args) {
         else if (flag == "--sampler") s.sampler = v;
         else if (flag == "--batch") s.batchSize = int(toNumber(flag, v));
         else if (flag == "--clip-skip") s.clipSkip = int(toNumber(flag, v));
+        else if (flag == "--prompt-syntax") s.promptSyntax = v;
+        else if (flag == "--emphasis") s.emphasis = v;
         else if (flag == "--init") s.initImage = v;
         else if (flag == "--strength") s.strength = toNumber(flag, v);
         else if (flag == "--preset") s.preset = v;
