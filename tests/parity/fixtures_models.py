@@ -38,20 +38,11 @@ from diffusers import (  # noqa: E402
 )
 from diffusers.loaders import single_file_utils as sfu  # noqa: E402
 
-VOCAB = Path(__file__).resolve().parents[3] / "shared/data/clip/bpe_simple_vocab_16e6.txt.gz"
+VOCAB = Path(__file__).resolve().parents[2] / "resources/clip/bpe_simple_vocab_16e6.txt.gz"  # the shipped copy
 
 
 # ---------------------------------------------------------------- tokenizer (CLIP simple_tokenizer.py rules)
-def bytes_to_unicode():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
+from fixtures_tokenizer import bytes_to_unicode  # noqa: E402  (one copy of CLIP's byte table)
 
 
 def write_bpe_files(folder: Path):

@@ -10,9 +10,8 @@ import sys
 
 import numpy as np
 import torch
-from diffusers import (AutoencoderKL, DDIMScheduler, DPMSolverMultistepScheduler, EulerAncestralDiscreteScheduler,
-                       EulerDiscreteScheduler, PNDMScheduler, StableDiffusionImg2ImgPipeline, StableDiffusionPipeline,
-                       StableDiffusionXLPipeline, UNet2DConditionModel)
+from diffusers import (AutoencoderKL, EulerDiscreteScheduler, PNDMScheduler, StableDiffusionImg2ImgPipeline,
+                       StableDiffusionPipeline, StableDiffusionXLPipeline, UNet2DConditionModel)
 from safetensors.torch import save_file
 from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection, CLIPTokenizer
 
@@ -20,16 +19,8 @@ OUT = pathlib.Path(sys.argv[1])
 MODELS = OUT / "models"
 DIR = OUT / "pipeline"
 
-# The same mapping as core/sched/factory.cpp: XScheduler.from_config(pipe.scheduler.config, **options).
-SCHEDULERS = {
-    "Euler": (EulerDiscreteScheduler, {}),
-    "Euler a": (EulerAncestralDiscreteScheduler, {}),
-    "DDIM": (DDIMScheduler, {}),
-    "PLMS": (PNDMScheduler, {"skip_prk_steps": True}),
-    "DPM++ 2M": (DPMSolverMultistepScheduler, {"algorithm_type": "dpmsolver++", "use_karras_sigmas": False}),
-    "DPM++ 2M Karras": (DPMSolverMultistepScheduler, {"algorithm_type": "dpmsolver++", "use_karras_sigmas": True}),
-    "DPM++ 2M SDE": (DPMSolverMultistepScheduler, {"algorithm_type": "sde-dpmsolver++", "use_karras_sigmas": False}),
-}
+# A1111 name -> (class, from_config options): one table, shared with the scheduler fixtures.
+from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
 
 
 def clip(projection=False, act="quick_gelu"):
