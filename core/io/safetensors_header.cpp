@@ -78,6 +78,9 @@ nlohmann::json parseRejectingDuplicates(const std::string& path, std::string_vie
         // e.byte is 1-based within the header; the header starts at file byte 8.
         throw ModelFileError(path, "the safetensors header is not valid JSON (at file byte " +
                                        withThousands(8 + (e.byte ? e.byte - 1 : 0)) + ")");
+    } catch (const nlohmann::json::exception& e) {
+        // e.g. a number too large for any JSON number type (found by fuzzing).
+        throw ModelFileError(path, std::string("the safetensors header cannot be read: ") + e.what());
     }
     if (!duplicate.empty()) throw ModelFileError(path, "tensor '" + duplicate + "' appears twice in the header");
     return j;

@@ -49,6 +49,8 @@ private slots:
         row("header not UTF-8", makeFile("{\"a\xff\":{}}", 0), "not valid UTF-8 (byte 11)");
         row("header not starting with {", makeFile("[1, 2]", 0), "does not start with '{'");
         row("header not JSON", makeFile("{\"a\": ", 0), "not valid JSON");
+        row("header number too large", makeFile(R"({"a":{"dtype":"U8","shape":[2e2222],"data_offsets":[0,1]}})", 1),
+            "header cannot be read");
         row("header not an object of tensors", makeFile("{\"a\": 3}", 0), "header entry is not an object");
         row("duplicate tensor names", makeFile("{" + okEntry + "," + okEntry + "}", 8), "tensor 'a' appears twice");
         row("unknown dtype", makeFile(R"({"a":{"dtype":"F7","shape":[1],"data_offsets":[0,1]}})", 1), "unknown dtype \"F7\"");
