@@ -89,7 +89,7 @@ Sidecar readSidecar(std::string_view text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse errors and out-of-range numbers alike
         fail(std::string("not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object()) fail("the top level must be a JSON object");

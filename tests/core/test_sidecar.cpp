@@ -89,6 +89,7 @@ private slots:
 
     void clearErrors() {
         expectError("", "not valid JSON");
+        expectError(R"({"schema": "diffusiondesk.sidecar/1", "seed": 3e333})", "not valid JSON");  // found by fuzzing
         expectError("[1]", "JSON object");
         expectError(R"({"settings": {}})", "no \"schema\" field");
         expectError(R"({"schema": 1, "settings": {}})", "must be a string");
