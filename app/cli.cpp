@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
     } catch (const ModelFileError& e) {
         std::cerr << "error: " << e.what() << "\n";
     } catch (const std::invalid_argument& e) {
-        std::cerr << "error: " << e.what() << "\n" << kUsage;
+        std::cerr << "error: " << e.what() << " (see diffusiondesk-cli --help)\n";
     } catch (const std::exception& e) {
         std::cerr << "error: " << e.what() << "\n";
     }

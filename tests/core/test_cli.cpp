@@ -42,14 +42,37 @@ private slots:
         QTest::newRow("missing file") << QStringList{"inspect", "/nonexistent/model.safetensors"} << "no such file or folder";
         QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command 'frobnicate'";
         QTest::newRow("missing argument") << QStringList{"inspect"} << "inspect takes exactly one PATH";
+        QTest::newRow("unknown sampler") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--sampler", "Foo", "--out", "/tmp/x.png"}
+                                         << "unknown sampler 'Foo' (known: Euler, Euler a,";
+        QTest::newRow("size not a multiple of 8") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--size", "65x64", "--out", "/tmp/x.png"}
+                                                  << "size 65x64 is not a positive multiple of 8";
+        QTest::newRow("missing model") << QStringList{"generate", "--model", "/nonexistent/m.safetensors", "--prompt", "x", "--out", "/tmp/x.png"}
+                                       << "/nonexistent/m.safetensors: no such file or folder";
     }
     void badInputIsOneClearLine() {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
         const Run r = cli(args);
         QVERIFY(r.code != 0);
-        const QString first = r.err.section('\n', 0, 0);
-        QVERIFY2(first.startsWith("error: ") && first.contains(expected), qPrintable(r.err));
+        QVERIFY2(r.err.startsWith("error: ") && r.err.contains(expected), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);  // one line
+    }
+
+    void generatesWithParameters() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("demo.png");
+        const Run r = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a (red:1.2) apple", "--steps", "2", "--size",
+                           "32x32", "--seed", "5", "--batch", "2", "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        for (const QString& name : {"demo-1.png", "demo-2.png"}) {
+            QFile f(dir.filePath(name));
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(name));
+            const QByteArray png = f.readAll();
+            QVERIFY(png.startsWith("\x89PNG"));
+            QVERIFY(png.contains("parameters"));
+            QVERIFY(png.contains("a (red:1.2) apple\nSteps: 2, Sampler: Euler a"));
+            QVERIFY(png.contains(name == "demo-1.png" ? "Seed: 5," : "Seed: 6,"));  // image i uses seed + i
+        }
     }
 
     void truncatedFileNamesTheProblem() {
