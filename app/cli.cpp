@@ -39,8 +39,6 @@ uint64_t bytesOnDisk(const fs::path& p) {
     return total;
 }
 
-std::string withCommas(uint64_t v) { return withThousands(v); }
-
 int inspect(const std::string& path) {
     const Checkpoint ck = loadCheckpoint(path);
     std::cout << "model:      " << path << "\n"
@@ -55,17 +53,17 @@ int inspect(const std::string& path) {
             params += uint64_t(t.numel());
         }
         totalParams += params;
-        std::cout << "component:  " << name << "  " << withCommas(params) << " parameters in " << tensors.size() << " tensors (";
+        std::cout << "component:  " << name << "  " << withThousands(params) << " parameters in " << tensors.size() << " tensors (";
         bool first = true;
         for (const auto& [dtype, n] : dtypes) {
-            std::cout << (first ? "" : ", ") << dtype << " " << withCommas(n);
+            std::cout << (first ? "" : ", ") << dtype << " " << withThousands(n);
             first = false;
         }
         std::cout << ")";
         if (ck.format == CheckpointFormat::DiffusersFolder) std::cout << "  " << humanBytes(bytesOnDisk(fs::path(path) / name));
         std::cout << "\n";
     }
-    std::cout << "parameters: " << withCommas(totalParams) << "\n"
+    std::cout << "parameters: " << withThousands(totalParams) << "\n"
               << "size:       " << humanBytes(bytesOnDisk(path)) << "\n";
     for (const auto& note : ck.notes) std::cout << "note:       " << note << "\n";
     if (fs::is_regular_file(path)) {

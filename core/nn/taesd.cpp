@@ -1,6 +1,7 @@
 // Ref: diffusers models/autoencoders/autoencoder_tiny.py AutoencoderTiny (encode, decode, scale_latents),
 // models/autoencoders/vae.py EncoderTiny / DecoderTiny, models/unets/unet_2d_blocks.py AutoencoderTinyBlock,
 // scripts/convert_tiny_autoencoder_to_diffusers.py (original → diffusers key names).
+#include "core/nn/config_value.h"
 #include "core/nn/taesd.h"
 
 #include "core/io/model_error.h"
@@ -13,12 +14,6 @@
 
 namespace dd::nn {
 namespace {
-
-template <typename T>
-T value(const nlohmann::json& j, const char* key, T fallback) {
-    const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<T>();
-}
 
 torch::nn::Conv2d conv3(int64_t in, int64_t out, int64_t stride = 1, bool bias = true) {
     return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1).stride(stride).bias(bias));
@@ -33,21 +28,21 @@ bool allEqual(const std::vector<int64_t>& v) {
 TaesdConfig TaesdConfig::fromJson(const nlohmann::json& j, const std::string& source) {
     try {
         TaesdConfig c;
-        const auto cls = value<std::string>(j, "_class_name", "AutoencoderTiny");
+        const auto cls = configValue<std::string>(j, "_class_name", "AutoencoderTiny");
         if (cls != "AutoencoderTiny") throw io::ModelFileError(source, "is a " + cls + " config, not AutoencoderTiny");
-        c.inChannels = value<int64_t>(j, "in_channels", 3);
-        c.outChannels = value<int64_t>(j, "out_channels", 3);
-        c.latentChannels = value<int64_t>(j, "latent_channels", 4);
-        c.encoderBlockOutChannels = value(j, "encoder_block_out_channels", c.encoderBlockOutChannels);
-        c.decoderBlockOutChannels = value(j, "decoder_block_out_channels", c.decoderBlockOutChannels);
-        c.numEncoderBlocks = value(j, "num_encoder_blocks", c.numEncoderBlocks);
-        c.numDecoderBlocks = value(j, "num_decoder_blocks", c.numDecoderBlocks);
-        c.upsamplingScalingFactor = value<int64_t>(j, "upsampling_scaling_factor", 2);
-        c.latentMagnitude = value(j, "latent_magnitude", 3.0);
-        c.latentShift = value(j, "latent_shift", 0.5);
-        c.scalingFactor = value(j, "scaling_factor", 1.0);
-        c.shiftFactor = value(j, "shift_factor", 0.0);
-        c.forceUpcast = value(j, "force_upcast", false);
+        c.inChannels = configValue<int64_t>(j, "in_channels", 3);
+        c.outChannels = configValue<int64_t>(j, "out_channels", 3);
+        c.latentChannels = configValue<int64_t>(j, "latent_channels", 4);
+        c.encoderBlockOutChannels = configValue(j, "encoder_block_out_channels", c.encoderBlockOutChannels);
+        c.decoderBlockOutChannels = configValue(j, "decoder_block_out_channels", c.decoderBlockOutChannels);
+        c.numEncoderBlocks = configValue(j, "num_encoder_blocks", c.numEncoderBlocks);
+        c.numDecoderBlocks = configValue(j, "num_decoder_blocks", c.numDecoderBlocks);
+        c.upsamplingScalingFactor = configValue<int64_t>(j, "upsampling_scaling_factor", 2);
+        c.latentMagnitude = configValue(j, "latent_magnitude", 3.0);
+        c.latentShift = configValue(j, "latent_shift", 0.5);
+        c.scalingFactor = configValue(j, "scaling_factor", 1.0);
+        c.shiftFactor = configValue(j, "shift_factor", 0.0);
+        c.forceUpcast = configValue(j, "force_upcast", false);
         if (c.encoderBlockOutChannels.size() != c.numEncoderBlocks.size() || c.encoderBlockOutChannels.empty())
             throw io::ModelFileError(source, "encoder_block_out_channels and num_encoder_blocks differ in length");
         if (c.decoderBlockOutChannels.size() != c.numDecoderBlocks.size() || c.decoderBlockOutChannels.empty())
@@ -56,9 +51,9 @@ TaesdConfig TaesdConfig::fromJson(const nlohmann::json& j, const std::string& so
         // run configs whose stages share one width.
         if (!allEqual(c.encoderBlockOutChannels) || !allEqual(c.decoderBlockOutChannels))
             throw io::ModelFileError(source, "encoder/decoder block_out_channels must all be equal (AutoencoderTiny)");
-        if (value<std::string>(j, "act_fn", "relu") != "relu")
+        if (configValue<std::string>(j, "act_fn", "relu") != "relu")
             throw io::ModelFileError(source, "act_fn other than relu is not supported");
-        if (value<std::string>(j, "upsample_fn", "nearest") != "nearest")
+        if (configValue<std::string>(j, "upsample_fn", "nearest") != "nearest")
             throw io::ModelFileError(source, "upsample_fn other than nearest is not supported");
         if (c.upsamplingScalingFactor < 1 || c.scalingFactor == 0)
             throw io::ModelFileError(source, "upsampling_scaling_factor or scaling_factor out of range");

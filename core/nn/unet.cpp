@@ -1,6 +1,7 @@
 // Ref: diffusers models/unets/unet_2d_condition.py — UNet2DConditionModel.__init__ (per-block lists,
 // reversed lists for the up path), get_time_embed (cast to sample dtype), get_aug_embed ("text_time"),
 // forward (skip list, upsample_size for sizes not divisible by 2^num_upsamplers).
+#include "core/nn/config_value.h"
 #include "core/nn/unet.h"
 
 #include "core/io/model_error.h"
@@ -20,12 +21,6 @@ const char* kSource = "unet/config.json";
     throw io::ModelFileError(kSource, what + " is not supported by this UNet implementation");
 }
 
-template <typename T>
-T value(const nlohmann::json& j, const char* key, T fallback) {
-    const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<T>();
-}
-
 // An int broadcast to every block, or a list that must have one entry per block.
 std::vector<int64_t> perBlock(const nlohmann::json& j, const char* key, int64_t fallback, size_t blocks) {
     const auto it = j.find(key);
@@ -43,7 +38,7 @@ void requireNull(const nlohmann::json& j, const char* key) {
 }
 
 void requireValue(const nlohmann::json& j, const char* key, const std::string& expected) {
-    const auto v = value<std::string>(j, key, expected);
+    const auto v = configValue<std::string>(j, key, expected);
     if (v != expected) unsupported(std::string("'") + key + "' = \"" + v + "\"");
 }
 
@@ -52,12 +47,12 @@ void requireValue(const nlohmann::json& j, const char* key, const std::string& e
 UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
     try {
         UNetConfig c;
-        c.inChannels = value<int64_t>(j, "in_channels", 4);
-        c.outChannels = value<int64_t>(j, "out_channels", 4);
-        c.blockOutChannels = value(j, "block_out_channels", c.blockOutChannels);
-        c.downBlockTypes = value(j, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
+        c.inChannels = configValue<int64_t>(j, "in_channels", 4);
+        c.outChannels = configValue<int64_t>(j, "out_channels", 4);
+        c.blockOutChannels = configValue(j, "block_out_channels", c.blockOutChannels);
+        c.downBlockTypes = configValue(j, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
                                                                                    "CrossAttnDownBlock2D", "DownBlock2D"});
-        c.upBlockTypes = value(j, "up_block_types", std::vector<std::string>{"UpBlock2D", "CrossAttnUpBlock2D",
+        c.upBlockTypes = configValue(j, "up_block_types", std::vector<std::string>{"UpBlock2D", "CrossAttnUpBlock2D",
                                                                                "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"});
         const size_t n = c.blockOutChannels.size();
         if (c.downBlockTypes.size() != n || c.upBlockTypes.size() != n)
@@ -80,21 +75,21 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
                 throw io::ModelFileError(kSource, "block_out_channels[" + std::to_string(i) + "] = " +
                                                       std::to_string(c.blockOutChannels[i]) + " is not divisible by " +
                                                       std::to_string(c.heads[i]) + " attention heads");
-        c.useLinearProjection = value(j, "use_linear_projection", false);
-        c.upcastAttention = value(j, "upcast_attention", false);
-        c.flipSinToCos = value(j, "flip_sin_to_cos", true);
-        c.freqShift = value<double>(j, "freq_shift", 0);
-        c.normGroups = value<int64_t>(j, "norm_num_groups", 32);
-        c.normEps = value(j, "norm_eps", 1e-5);
-        c.downsamplePadding = value<int64_t>(j, "downsample_padding", 1);
-        c.midBlockScaleFactor = value<double>(j, "mid_block_scale_factor", 1);
-        c.timeCondProjDim = value<int64_t>(j, "time_cond_proj_dim", 0);
-        c.additionEmbedType = value<std::string>(j, "addition_embed_type", "");
+        c.useLinearProjection = configValue(j, "use_linear_projection", false);
+        c.upcastAttention = configValue(j, "upcast_attention", false);
+        c.flipSinToCos = configValue(j, "flip_sin_to_cos", true);
+        c.freqShift = configValue<double>(j, "freq_shift", 0);
+        c.normGroups = configValue<int64_t>(j, "norm_num_groups", 32);
+        c.normEps = configValue(j, "norm_eps", 1e-5);
+        c.downsamplePadding = configValue<int64_t>(j, "downsample_padding", 1);
+        c.midBlockScaleFactor = configValue<double>(j, "mid_block_scale_factor", 1);
+        c.timeCondProjDim = configValue<int64_t>(j, "time_cond_proj_dim", 0);
+        c.additionEmbedType = configValue<std::string>(j, "addition_embed_type", "");
         if (!c.additionEmbedType.empty() && c.additionEmbedType != "text_time")
             unsupported("addition_embed_type \"" + c.additionEmbedType + "\"");
-        c.additionTimeEmbedDim = value<int64_t>(j, "addition_time_embed_dim", 0);
-        c.projectionClassEmbeddingsInputDim = value<int64_t>(j, "projection_class_embeddings_input_dim", 0);
-        c.sampleSize = value<int64_t>(j, "sample_size", 64);
+        c.additionTimeEmbedDim = configValue<int64_t>(j, "addition_time_embed_dim", 0);
+        c.projectionClassEmbeddingsInputDim = configValue<int64_t>(j, "projection_class_embeddings_input_dim", 0);
+        c.sampleSize = configValue<int64_t>(j, "sample_size", 64);
         requireValue(j, "mid_block_type", "UNetMidBlock2DCrossAttn");
         requireValue(j, "act_fn", "silu");
         requireValue(j, "time_embedding_type", "positional");
@@ -104,8 +99,8 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
                                 "cross_attention_norm", "only_cross_attention", "dual_cross_attention",
                                 "resnet_skip_time_act", "center_input_sample", "time_embedding_dim", "class_embeddings_concat"})
             requireNull(j, key);
-        if (value<double>(j, "resnet_out_scale_factor", 1.0) != 1.0) unsupported("'resnet_out_scale_factor' other than 1");
-        if (value<int64_t>(j, "conv_in_kernel", 3) != 3 || value<int64_t>(j, "conv_out_kernel", 3) != 3)
+        if (configValue<double>(j, "resnet_out_scale_factor", 1.0) != 1.0) unsupported("'resnet_out_scale_factor' other than 1");
+        if (configValue<int64_t>(j, "conv_in_kernel", 3) != 3 || configValue<int64_t>(j, "conv_out_kernel", 3) != 3)
             unsupported("conv_in_kernel / conv_out_kernel other than 3");
         return c;
     } catch (const nlohmann::json::exception& e) {

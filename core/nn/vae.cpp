@@ -1,6 +1,7 @@
 // Ref: diffusers models/autoencoders/autoencoder_kl.py AutoencoderKL (encode/_encode, decode/_decode,
 // slicing), models/autoencoders/vae.py Encoder / Decoder / DiagonalGaussianDistribution,
 // models/unets/unet_2d_blocks.py DownEncoderBlock2D / UpDecoderBlock2D / UNetMidBlock2D.
+#include "core/nn/config_value.h"
 #include "core/nn/vae.h"
 
 #include "core/io/model_error.h"
@@ -14,12 +15,6 @@ namespace {
 
 const char* kSource = "vae/config.json";
 constexpr double kEps = 1e-6;  // every VAE GroupNorm
-
-template <typename T>
-T value(const nlohmann::json& j, const char* key, T fallback) {
-    const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<T>();
-}
 
 torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
     return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
@@ -58,32 +53,32 @@ TORCH_MODULE(VaeBlock);
 VaeConfig VaeConfig::fromJson(const nlohmann::json& j) {
     try {
         VaeConfig c;
-        c.inChannels = value<int64_t>(j, "in_channels", 3);
-        c.outChannels = value<int64_t>(j, "out_channels", 3);
-        c.latentChannels = value<int64_t>(j, "latent_channels", 4);
-        c.blockOutChannels = value(j, "block_out_channels", std::vector<int64_t>{64});
-        c.layersPerBlock = value<int64_t>(j, "layers_per_block", 1);
-        c.normGroups = value<int64_t>(j, "norm_num_groups", 32);
+        c.inChannels = configValue<int64_t>(j, "in_channels", 3);
+        c.outChannels = configValue<int64_t>(j, "out_channels", 3);
+        c.latentChannels = configValue<int64_t>(j, "latent_channels", 4);
+        c.blockOutChannels = configValue(j, "block_out_channels", std::vector<int64_t>{64});
+        c.layersPerBlock = configValue<int64_t>(j, "layers_per_block", 1);
+        c.normGroups = configValue<int64_t>(j, "norm_num_groups", 32);
         const auto size = j.find("sample_size");
         if (size != j.end() && size->is_array() && !size->empty())
             c.sampleSize = (*size)[0].get<int64_t>();
         else
-            c.sampleSize = value<int64_t>(j, "sample_size", 32);
-        c.scalingFactor = value(j, "scaling_factor", 0.18215);
-        c.useQuantConv = value(j, "use_quant_conv", true);
-        c.usePostQuantConv = value(j, "use_post_quant_conv", true);
-        c.midBlockAddAttention = value(j, "mid_block_add_attention", true);
-        c.forceUpcast = value(j, "force_upcast", true);
+            c.sampleSize = configValue<int64_t>(j, "sample_size", 32);
+        c.scalingFactor = configValue(j, "scaling_factor", 0.18215);
+        c.useQuantConv = configValue(j, "use_quant_conv", true);
+        c.usePostQuantConv = configValue(j, "use_post_quant_conv", true);
+        c.midBlockAddAttention = configValue(j, "mid_block_add_attention", true);
+        c.forceUpcast = configValue(j, "force_upcast", true);
         const auto n = c.blockOutChannels.size();
-        const auto down = value(j, "down_block_types", std::vector<std::string>(n, "DownEncoderBlock2D"));
-        const auto up = value(j, "up_block_types", std::vector<std::string>(n, "UpDecoderBlock2D"));
+        const auto down = configValue(j, "down_block_types", std::vector<std::string>(n, "DownEncoderBlock2D"));
+        const auto up = configValue(j, "up_block_types", std::vector<std::string>(n, "UpDecoderBlock2D"));
         if (n == 0 || down.size() != n || up.size() != n)
             throw io::ModelFileError(kSource, "down_block_types, up_block_types and block_out_channels differ in length");
         for (const auto& t : down)
             if (t != "DownEncoderBlock2D") throw io::ModelFileError(kSource, "down block type '" + t + "' is not supported");
         for (const auto& t : up)
             if (t != "UpDecoderBlock2D") throw io::ModelFileError(kSource, "up block type '" + t + "' is not supported");
-        if (value<std::string>(j, "act_fn", "silu") != "silu")
+        if (configValue<std::string>(j, "act_fn", "silu") != "silu")
             throw io::ModelFileError(kSource, "act_fn other than silu is not supported");
         return c;
     } catch (const nlohmann::json::exception& e) {

@@ -64,7 +64,8 @@ private slots:
         const Run r = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a (red:1.2) apple", "--steps", "2", "--size",
                            "32x32", "--seed", "5", "--batch", "2", "--out", out});
         QVERIFY2(r.code == 0, qPrintable(r.err));
-        for (const QString name : {QStringLiteral("demo-1.png"), QStringLiteral("demo-2.png")}) {
+        const QStringList names{"demo-1.png", "demo-2.png"};
+        for (const QString& name : names) {
             QFile f(dir.filePath(name));
             QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(name));
             const QByteArray png = f.readAll();
