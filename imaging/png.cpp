@@ -1,12 +1,12 @@
 // Ref: PNG specification (ISO/IEC 15948) §11.3.4 textual chunks; A1111 modules/images.py (save_image_with_geninfo).
 #include "imaging/png.h"
 
+#include "core/io/atomic_file.h"
+
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <zlib.h>
 
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -64,22 +64,7 @@ void writePng(const std::string& path, const pipeline::Image& image, const std::
     for (const auto& [k, v] : text) chunks += itxt(k, v);
     png.insert(33, chunks);
 
-    const std::string tmp = path + ".partial";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) fail(path, "cannot write (does the folder exist?)");
-        out.write(png.data(), std::streamsize(png.size()));
-        if (!out.flush()) {
-            std::remove(tmp.c_str());
-            fail(path, "write failed (disk full?)");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        fail(path, "cannot replace file: " + ec.message());
-    }
+    io::writeFileAtomically(path, [&](std::ostream& out) { out.write(png.data(), std::streamsize(png.size())); });
 }
 
 pipeline::Image readImage(const std::string& path) {

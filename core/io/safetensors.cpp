@@ -1,17 +1,15 @@
 // Ref: huggingface/safetensors bindings/python (safe_open: mmap + frombuffer) and src/tensor.rs (serialize).
 #include "core/io/safetensors.h"
 
+#include "core/io/atomic_file.h"
 #include "core/io/model_error.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,29 +139,14 @@ void writeSafetensors(const std::string& path, const TensorMap& tensors, const s
     std::string json = header.dump();
     json.append((8 - json.size() % 8) % 8, ' ');
 
-    const std::string tmp = path + ".partial";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw ModelFileError(path, systemError("cannot write"));
+    writeFileAtomically(path, [&](std::ostream& out) {
         uint8_t len[8];
         for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(json.size()) >> (8 * i));
         out.write(reinterpret_cast<const char*>(len), 8);
         out.write(json.data(), std::streamsize(json.size()));
         for (const auto& e : entries)
             out.write(static_cast<const char*>(e.data.data_ptr()), std::streamsize(e.data.numel() * dtypeSize(e.dtype)));
-        out.flush();
-        if (!out) {
-            out.close();
-            std::remove(tmp.c_str());
-            throw ModelFileError(path, "write failed (disk full?)");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw ModelFileError(path, "cannot replace file: " + ec.message());
-    }
+    });
 }
 
 } // namespace dd::io
