@@ -12,7 +12,8 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
          {"schedule_type", s.scheduleType},
          {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
          {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis},
-         {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset}};
+         {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset},
+         {"memory_plan", s.plan}, {"deterministic", s.deterministic}};
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -37,6 +38,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("init_image", s.initImage);
     get("strength", s.strength);
     get("preset", s.preset);
+    get("memory_plan", s.plan);
+    get("deterministic", s.deterministic);
 }
 
 void validate(const GenerationSettings& s) {
@@ -53,6 +56,7 @@ void validate(const GenerationSettings& s) {
         fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
+    memory::validate(s.plan);
 }
 
 } // namespace dd::settings

@@ -1,6 +1,8 @@
 #pragma once
 // The one value that describes a generation. The GUI, the CLI, sidecars and presets all go through this
 // struct and its JSON functions, so a field added here appears everywhere.
+#include "core/memory/memory_plan.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -30,7 +32,11 @@ struct GenerationSettings {
     std::string emphasis = "Original";  // A1111 "Emphasis": "Original", "No norm", "Ignore", "None"
     std::string initImage;         // img2img source (empty: txt2img)
     double strength = 0.75;        // img2img denoising strength
-    std::string preset;            // memory preset name, informational until the memory plan lands
+    std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
+    memory::MemoryPlan plan;       // precision, attention, VAE slicing/tiling, offload (core/memory)
+    // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
+    // fixed thread count, so a rerun is bit-identical on the same machine.
+    bool deterministic = false;
 };
 
 void to_json(nlohmann::json& j, const GenerationSettings& s);

@@ -1,0 +1,158 @@
+#include "core/memory/memory_plan.h"
+
+#include "core/io/atomic_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace dd::memory {
+namespace {
+
+template <typename E, size_t N>
+E parseEnum(const nlohmann::json& j, const char* key, const std::pair<E, const char*> (&names)[N]) {
+    const auto s = j.get<std::string>();
+    for (const auto& [value, name] : names)
+        if (s == name) return value;
+    std::string choices;
+    for (const auto& [value, name] : names) choices += std::string(choices.empty() ? "" : ", ") + name;
+    throw std::invalid_argument(std::string("memory plan: ") + key + " '" + s + "' is unknown (use " + choices + ")");
+}
+
+constexpr std::pair<Precision, const char*> kPrecisions[] = {
+    {Precision::FP32, "fp32"}, {Precision::FP16, "fp16"}, {Precision::BF16, "bf16"}};
+constexpr std::pair<Attention, const char*> kAttentions[] = {
+    {Attention::Sdpa, "sdpa"}, {Attention::SdpaMath, "sdpa-math"}, {Attention::Sliced, "sliced"}, {Attention::Chunked, "chunked"}};
+constexpr std::pair<Offload, const char*> kOffloads[] = {
+    {Offload::None, "none"}, {Offload::Model, "model"}, {Offload::Sequential, "sequential"}, {Offload::Group, "group"}};
+
+template <typename E, size_t N>
+const char* nameOf(E e, const std::pair<E, const char*> (&names)[N]) {
+    for (const auto& [value, name] : names)
+        if (value == e) return name;
+    return "?";
+}
+
+} // namespace
+
+const char* precisionName(Precision p) { return nameOf(p, kPrecisions); }
+const char* attentionName(Attention a) { return nameOf(a, kAttentions); }
+const char* offloadName(Offload o) { return nameOf(o, kOffloads); }
+
+void to_json(nlohmann::json& j, const MemoryPlan& p) {
+    j = {{"device", p.device},
+         {"precision", {{"unet", precisionName(p.unet)}, {"text_encoder", precisionName(p.textEncoder)}, {"vae", precisionName(p.vae)}}},
+         {"vae_upcast", p.vaeUpcast}, {"attention", attentionName(p.attention)},
+         {"attention_slice_size", p.attentionSliceSize}, {"query_chunk_size", p.queryChunkSize},
+         {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"channels_last", p.channelsLast},
+         {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks}, {"fp8_storage", p.fp8Storage},
+         {"threads", p.threads}};
+}
+
+void from_json(const nlohmann::json& j, MemoryPlan& p) {
+    auto get = [&](const char* key, auto& field) {
+        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
+    };
+    get("device", p.device);
+    if (const auto it = j.find("precision"); it != j.end()) {
+        // One string sets all three components; an object sets them one by one.
+        if (it->is_string()) {
+            p.unet = p.textEncoder = p.vae = parseEnum(*it, "precision", kPrecisions);
+        } else {
+            if (it->contains("unet")) p.unet = parseEnum(it->at("unet"), "precision.unet", kPrecisions);
+            if (it->contains("text_encoder")) p.textEncoder = parseEnum(it->at("text_encoder"), "precision.text_encoder", kPrecisions);
+            if (it->contains("vae")) p.vae = parseEnum(it->at("vae"), "precision.vae", kPrecisions);
+        }
+    }
+    get("vae_upcast", p.vaeUpcast);
+    if (j.contains("attention")) p.attention = parseEnum(j.at("attention"), "attention", kAttentions);
+    get("attention_slice_size", p.attentionSliceSize);
+    get("query_chunk_size", p.queryChunkSize);
+    get("vae_slicing", p.vaeSlicing);
+    get("vae_tiling", p.vaeTiling);
+    get("channels_last", p.channelsLast);
+    if (j.contains("offload")) p.offload = parseEnum(j.at("offload"), "offload", kOffloads);
+    get("group_blocks", p.groupBlocks);
+    get("fp8_storage", p.fp8Storage);
+    get("threads", p.threads);
+}
+
+void validate(const MemoryPlan& p) {
+    auto fail = [](const std::string& m) { throw std::invalid_argument("memory plan: " + m); };
+    if (p.device != "auto" && p.device != "cpu" && p.device.rfind("cuda", 0) != 0)
+        fail("device '" + p.device + "' is unknown (use auto, cpu, cuda or cuda:N)");
+    if (p.attentionSliceSize < 0) fail("attention slice size must be 0 (auto) or positive");
+    if (p.queryChunkSize < 1) fail("query chunk size must be positive");
+    if (p.groupBlocks < 1) fail("group offload needs at least 1 block per group");
+    if (!p.fp8Storage.empty() && p.fp8Storage != "e4m3fn" && p.fp8Storage != "e5m2")
+        fail("fp8 storage '" + p.fp8Storage + "' is unknown (use e4m3fn or e5m2, or leave it empty)");
+    if (p.threads < 0) fail("threads must be 0 (default) or positive");
+}
+
+void to_json(nlohmann::json& j, const Preset& p) {
+    j = {{"name", p.name}, {"budget_bytes", p.budgetBytes}, {"family", p.family}, {"width", p.width},
+         {"height", p.height}, {"strategy", p.strategy}, {"expected_time", p.expectedTime}, {"plan", p.plan}};
+}
+
+void from_json(const nlohmann::json& j, Preset& p) {
+    j.at("name").get_to(p.name);
+    j.at("budget_bytes").get_to(p.budgetBytes);
+    auto get = [&](const char* key, auto& field) {
+        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
+    };
+    get("family", p.family);
+    get("width", p.width);
+    get("height", p.height);
+    get("strategy", p.strategy);
+    get("expected_time", p.expectedTime);
+    get("plan", p.plan);
+}
+
+Preset loadPreset(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be opened");
+    try {
+        Preset p = nlohmann::json::parse(in).get<Preset>();
+        validate(p.plan);
+        if (p.budgetBytes <= 0) throw std::invalid_argument("budget_bytes must be positive");
+        return p;
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": not a valid preset: " + e.what());
+    }
+}
+
+void savePreset(const Preset& p, const std::string& path) {
+    io::writeFileAtomically(path, [&](std::ostream& out) { out << nlohmann::json(p).dump(2) << "\n"; });
+}
+
+std::vector<Preset> loadPresets(const std::string& dir, std::vector<std::string>* errors) {
+    std::vector<Preset> out;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        if (entry.path().extension() != ".json") continue;
+        try {
+            out.push_back(loadPreset(entry.path().string()));
+        } catch (const std::exception& e) {
+            if (errors) errors->push_back(e.what());
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const Preset& a, const Preset& b) {
+        return a.budgetBytes != b.budgetBytes ? a.budgetBytes < b.budgetBytes : a.name < b.name;
+    });
+    return out;
+}
+
+const Preset* recommendPreset(const std::vector<Preset>& presets, int64_t availableBytes, bool cuda) {
+    const Preset* best = nullptr;
+    for (const auto& p : presets) {
+        const bool cpuPreset = p.plan.device == "cpu";
+        if (cpuPreset == cuda || p.budgetBytes > availableBytes) continue;
+        if (!best || p.budgetBytes > best->budgetBytes) best = &p;
+    }
+    return best;
+}
+
+} // namespace dd::memory

@@ -1,0 +1,74 @@
+#pragma once
+// How a generation uses memory: precision per component, attention backend, VAE slicing/tiling,
+// channels_last, offload. Part of GenerationSettings (JSON round-trip); presets are named plans with a budget.
+// Pure: no torch, no Qt (the GUI, the CLI and the fuzzers read it).
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dd::memory {
+
+enum class Precision { FP32, FP16, BF16 };
+// Sdpa: torch picks the kernel. SdpaMath: SDPA forced to the math kernel (deterministic everywhere).
+// Sliced: diffusers' attention slicing (slice over batch·heads). Chunked: query-chunked memory-efficient
+// attention for CPUs (bounded [chunk, keys] score matrix).
+enum class Attention { Sdpa, SdpaMath, Sliced, Chunked };
+// Model: a whole component moves to the compute device when used. Sequential: per leaf module.
+// Group: N blocks per group (groupBlocks), next group prefetched.
+enum class Offload { None, Model, Sequential, Group };
+
+struct MemoryPlan {
+    std::string device = "auto";           // "auto" (CUDA when present), "cpu", "cuda", "cuda:1"
+    Precision unet = Precision::FP32;
+    Precision textEncoder = Precision::FP32;
+    Precision vae = Precision::FP32;
+    bool vaeUpcast = true;                 // honour the VAE config's force_upcast (SDXL VAE in fp32)
+    Attention attention = Attention::Sdpa;
+    int attentionSliceSize = 0;            // Sliced: 0 = "auto" (heads / 2, diffusers), else heads per slice
+    int queryChunkSize = 1024;             // Chunked: queries per chunk
+    bool vaeSlicing = false;               // decode a batch one image at a time (exact)
+    bool vaeTiling = false;                // overlapping tiles, diffusers' blending and thresholds
+    bool channelsLast = false;
+    Offload offload = Offload::None;
+    int groupBlocks = 1;                   // Group offload: blocks per group
+    std::string fp8Storage;                // "", "e4m3fn", "e5m2": weights stored in fp8, computed in unet precision
+    int threads = 0;                       // CPU threads for torch (0 = torch's default)
+
+    bool operator==(const MemoryPlan&) const = default;
+};
+
+const char* precisionName(Precision p);   // "fp32", "fp16", "bf16"
+const char* attentionName(Attention a);   // "sdpa", "sdpa-math", "sliced", "chunked"
+const char* offloadName(Offload o);       // "none", "model", "sequential", "group"
+
+void to_json(nlohmann::json& j, const MemoryPlan& p);
+// Missing keys keep defaults; unknown enum names throw std::invalid_argument naming the key and the choices.
+void from_json(const nlohmann::json& j, MemoryPlan& p);
+void validate(const MemoryPlan& p);  // std::invalid_argument with a message a person can act on
+
+// A named plan with a memory budget: presets/*.json (shipped) and the user's custom presets.
+struct Preset {
+    std::string name;         // "4gb", "6gb", ..., "cpu", or a user's name
+    int64_t budgetBytes = 0;  // memory the plan must fit in (device memory on GPU, RAM for "cpu")
+    std::string family;       // model family the row is written for: "sd1", "sdxl"
+    int width = 512, height = 512;  // the row's resolution
+    std::string strategy;     // the recipe table's words ("SDXL + fp16 + attention slicing + VAE tiling")
+    std::string expectedTime; // the table's figure ("25–45 s at 1024², 30 steps")
+    MemoryPlan plan;
+};
+
+void to_json(nlohmann::json& j, const Preset& p);
+void from_json(const nlohmann::json& j, Preset& p);
+// Throws std::runtime_error naming the file and the problem.
+Preset loadPreset(const std::string& path);
+// Atomic write (temporary file + rename).
+void savePreset(const Preset& p, const std::string& path);
+// All *.json presets in a folder, sorted by budget; files that fail to parse are skipped and named in `errors`.
+std::vector<Preset> loadPresets(const std::string& dir, std::vector<std::string>* errors = nullptr);
+// The largest preset whose budget fits `availableBytes` for that device kind ("cuda" → GPU rows, "cpu" → the
+// cpu preset); nullptr if none fits.
+const Preset* recommendPreset(const std::vector<Preset>& presets, int64_t availableBytes, bool cuda);
+
+} // namespace dd::memory
