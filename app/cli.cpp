@@ -1,5 +1,6 @@
 // diffusiondesk-cli: the engine without the GUI. Every failure a user can cause ends in one clear line on
 // stderr and a non-zero exit code.
+#include "app/cli_commands.h"
 #include "core/io/checkpoint.h"
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
@@ -189,6 +190,8 @@ int main(int argc, char** argv) {
             return inspect(args[1]);
         }
         if (args[0] == "generate") return generate(args);
+        if (args[0] == "bench") return dd::cli::benchCommand(args);
+        if (args[0] == "batch") return dd::cli::batchCommand(args);
         throw std::invalid_argument("unknown command '" + args[0] + "' (try --help)");
     } catch (const ModelFileError& e) {
         std::cerr << "error: " << e.what() << "\n";
