@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
         if (args[0] == "generate") return generate(args);
         if (args[0] == "bench") return dd::cli::benchCommand(args);
         if (args[0] == "batch") return dd::cli::batchCommand(args);
+        if (args[0] == "verify") return dd::cli::verifyCommand(args);
         throw std::invalid_argument("unknown command '" + args[0] + "' (try --help)");
     } catch (const ModelFileError& e) {
         std::cerr << "error: " << e.what() << "\n";

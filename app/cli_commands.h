@@ -8,5 +8,6 @@ namespace dd::cli {
 
 int benchCommand(const std::vector<std::string>& args);  // cli_bench.cpp: the memory/speed table (issue 5)
 int batchCommand(const std::vector<std::string>& args);  // cli_batch.cpp: resumable JSONL batches (issue 9)
+int verifyCommand(const std::vector<std::string>& args); // cli_verify.cpp: rerun a result, compare (issue 8)
 
 } // namespace dd::cli
