@@ -1,0 +1,85 @@
+// One timed generation in a fresh process, for bench/perf/vs_diffusers.py. Prints one JSON line with the same
+// measures reference_run.py reports for diffusers: load → first step done, seconds per UNet step (median),
+// VAE decode, end to end, peak RSS. Optionally writes the image's raw RGB (parity between precisions).
+//   dd_bench_run --model DIR [--steps N] [--size PX] [--cfg X] [--sampler NAME] [--threads N]
+//                [--plan JSON] [--raw FILE]
+#include "core/pipeline/engine.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct FirstStep : dd::pipeline::Observer {
+    Clock::time_point start;
+    double firstStepDone = 0;
+    double firstStepUnix = 0;  // wall clock, so the harness can measure from process launch (dynamic loading too)
+    void onStep(int step, int, const dd::pipeline::Image&) override {
+        if (step != 1) return;
+        firstStepDone = std::chrono::duration<double>(Clock::now() - start).count();
+        firstStepUnix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const auto start = Clock::now();
+    dd::settings::GenerationSettings s;
+    s.prompt = "a lighthouse on a cliff at sunset, oil painting";
+    s.negativePrompt = "";
+    s.sampler = "Euler";
+    s.cfgScale = 7.5;
+    s.promptSyntax = "reference";  // diffusers' own prompt handling: same work on both sides
+    std::string raw;
+    int threads = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string k = argv[i], v = argv[i + 1];
+        if (k == "--model") s.model = v;
+        else if (k == "--steps") s.steps = std::stoi(v);
+        else if (k == "--size") s.width = s.height = std::stoi(v);
+        else if (k == "--cfg") s.cfgScale = std::stod(v);
+        else if (k == "--sampler") s.sampler = v;
+        else if (k == "--threads") threads = std::stoi(v);
+        else if (k == "--plan") s.plan = nlohmann::json::parse(v).get<dd::memory::MemoryPlan>();
+        else if (k == "--raw") raw = v;
+        else {
+            std::cerr << "unknown option " << k << "\n";
+            return 2;
+        }
+    }
+    if (threads > 0) at::set_num_threads(threads);
+    dd::pipeline::Engine engine;
+    dd::pipeline::CancelToken cancel;
+    FirstStep observer;
+    observer.start = start;
+    const auto result = engine.generate(s, cancel, &observer);
+    const double e2e = std::chrono::duration<double>(Clock::now() - start).count();
+    auto steps = result.timings.stepSeconds;
+    std::sort(steps.begin(), steps.end());
+    const auto mem = dd::memory::sampleMemory();
+    if (!raw.empty()) {
+        std::ofstream out(raw, std::ios::binary);
+        const auto& px = result.images.at(0).rgb;
+        out.write(reinterpret_cast<const char*>(px.data()), std::streamsize(px.size()));
+    }
+    nlohmann::json j = {{"impl", "diffusiondesk"},
+                        {"load_to_first_step_s", observer.firstStepDone},
+                        {"first_step_unix", observer.firstStepUnix},
+                        {"load_s", result.timings.loadSeconds},
+                        {"encode_s", result.timings.encodeSeconds},
+                        {"step_s", steps.empty() ? 0.0 : steps[steps.size() / 2]},
+                        {"decode_s", result.timings.decodeSeconds},
+                        {"e2e_s", e2e},
+                        {"peak_rss_bytes", mem.hostPeak},
+                        {"threads", at::get_num_threads()}};
+    std::cout << j.dump() << std::endl;
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""DiffusionDesk against diffusers on the same machine, model folder, settings and thread count (issue 10).
+
+Runs A B A B … (A = DiffusionDesk's dd_bench_run, B = diffusers' reference_run.py), each in a fresh process,
+and prints medians and per-pair ratios (A / B, lower is better) for: model load → first step done (measured
+from process launch, so dynamic loading and imports count on both sides), seconds per UNet step, VAE decode,
+end to end (launch → exit), peak RSS. Also the achieved GFLOP/s of a UNet step against this machine's measured
+fp32 FMA peak (fma_peak), and, with --precision bf16, the image difference to fp32 on each side.
+
+    bench/perf/vs_diffusers.py [--model DIR] [--steps 20] [--size 512] [--pairs 3] [--threads N]
+                               [--precision fp32|bf16|fp16] [--json FILE] [--smoke]
+--smoke: one tiny pair on the demo-sized fixture model, for CI (checks the harness runs, asserts nothing
+about time).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+UNET_STEP_TFLOP_512_CFG = 1.61  # one SD 1.5 UNet step at 512² with CFG (batch 2): ../shared/reference/anchors.md
+METRICS = ["load_to_first_step_s", "step_s", "decode_s", "e2e_s", "peak_rss_bytes"]
+
+
+def run(cmd, env):
+    launched = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.time() - launched
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(map(str, cmd))}\n{p.stderr[-3000:]}")
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    r["load_to_first_step_s"] = r["first_step_unix"] - launched
+    r["e2e_s"] = wall
+    return r
+
+
+def fmt(metric, v):
+    return f"{v / 2**30:.2f} GiB" if metric == "peak_rss_bytes" else f"{v:.3f} s"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=str(ROOT / "build/bench-models/sd15-random"))
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--json")
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        a.model, a.steps, a.size, a.pairs = str(Path(a.build) / "fixtures/models/tiny-sd1"), 2, 64, 1
+    model = Path(a.model)
+    if not (model / "model_index.json").exists():
+        subprocess.run([PY, HERE / "make_sd15_random.py", model], check=True)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS=str(a.threads))
+    common = ["--model", str(model), "--steps", str(a.steps), "--size", str(a.size), "--threads", str(a.threads)]
+    plan = json.dumps({"precision": a.precision, "attention": "sdpa"})
+    ours = [str(Path(a.build) / "bin/dd_bench_run"), *common, "--plan", plan]
+    theirs = [PY, str(HERE / "reference_run.py"), *common, "--dtype", a.precision]
+    rows = {"diffusiondesk": [], "diffusers": []}
+    for i in range(a.pairs):
+        for name, cmd in (("diffusiondesk", ours), ("diffusers", theirs)):
+            raw = f"/tmp/dd_vs_{name}_{a.precision}.rgb"
+            rows[name].append(run(cmd + ["--raw", raw], env))
+            print(f"pair {i + 1} {name}: " + ", ".join(f"{m} {fmt(m, rows[name][-1][m])}" for m in METRICS),
+                  file=sys.stderr)
+    peak = json.loads(subprocess.run([str(Path(a.build) / "bin/fma_peak"), str(a.threads)], capture_output=True,
+                                     text=True, check=True).stdout)
+
+    report = {"settings": vars(a), "fma_peak_gflops": peak["gflops"], "runs": rows, "medians": {}, "ratios": {}}
+    print(f"\n{a.size}², {a.steps} steps, Euler, CFG 7.5, batch 1, {a.precision}, {a.threads} threads, "
+          f"{a.pairs} pairs (A B A B …)\n")
+    print("| measure | DiffusionDesk (median) | diffusers (median) | ratio per pair | median ratio |")
+    print("| --- | --- | --- | --- | --- |")
+    for m in METRICS:
+        ours_v = [r[m] for r in rows["diffusiondesk"]]
+        ref_v = [r[m] for r in rows["diffusers"]]
+        ratios = [x / y for x, y in zip(ours_v, ref_v) if y]
+        report["medians"][m] = {"diffusiondesk": statistics.median(ours_v), "diffusers": statistics.median(ref_v)}
+        report["ratios"][m] = ratios
+        print(f"| {m} | {fmt(m, statistics.median(ours_v))} | {fmt(m, statistics.median(ref_v))} | "
+              f"{', '.join(f'{r:.2f}' for r in ratios)} | {statistics.median(ratios):.2f} |")
+    flop = UNET_STEP_TFLOP_512_CFG * 1e12 * (a.size / 512) ** 2  # convolutions scale with pixels (attention faster)
+    for name in rows:
+        step = report["medians"]["step_s"][name]
+        gflops = flop / step / 1e9
+        report[f"{name}_unet_gflops"] = gflops
+        print(f"\n{name}: UNet step {gflops:.0f} GFLOP/s = {100 * gflops / peak['gflops']:.0f} % of the measured "
+              f"fp32 FMA peak ({peak['gflops']:.0f} GFLOP/s, {peak['threads']} threads)", end="")
+    print()
+    # Same seed, same weights: the two implementations' images should agree (fp32: to 1/255 or so).
+    a_img = Path(f"/tmp/dd_vs_diffusiondesk_{a.precision}.rgb").read_bytes()
+    b_img = Path(f"/tmp/dd_vs_diffusers_{a.precision}.rgb").read_bytes()
+    if len(a_img) == len(b_img):
+        diff = max(abs(x - y) for x, y in zip(a_img, b_img))
+        report["max_abs_diff_vs_diffusers"] = diff
+        print(f"image max |DiffusionDesk − diffusers| = {diff}/255")
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
