@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -20,18 +21,20 @@ using Vec = __m512;
 constexpr int kLanes = 16;
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline Vec splat(float x) { return _mm512_set1_ps(x); }
-inline float sum(Vec v) { return _mm512_reduce_add_ps(v); }
 #else
 using Vec = __m256;
 constexpr int kLanes = 8;
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 inline Vec splat(float x) { return _mm256_set1_ps(x); }
-inline float sum(Vec v) {
-    alignas(32) float f[8];
-    _mm256_store_ps(f, v);
-    return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
-}
 #endif
+
+inline float sum(Vec v) {
+    alignas(64) float f[kLanes];
+    std::memcpy(f, &v, sizeof v);
+    float s = 0;
+    for (float x : f) s += x;
+    return s;
+}
 
 float chains(long iters) {
     Vec acc[kChains];
@@ -49,7 +52,7 @@ float chains(long iters) {
 int main(int argc, char** argv) {
     const int threads = argc > 1 ? std::stoi(argv[1]) : int(std::thread::hardware_concurrency());
     std::vector<std::thread> pool;
-    std::vector<float> sink(size_t(threads));
+    std::vector<float> sink(static_cast<size_t>(threads));
     chains(kIters / 20);  // warm up clocks
     const auto t0 = std::chrono::steady_clock::now();
     for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { sink[size_t(t)] = chains(kIters); });
