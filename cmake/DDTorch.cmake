@@ -5,6 +5,9 @@
 # site-packages/nvidia. Instead `dd::torch` links the wheel's own libraries, so the binaries load exactly
 # the CUDA libraries torch itself uses; libtorch_cuda is linked "no-as-needed" so CUDA works where a
 # GPU exists and the CPU fallback works everywhere else.
+# DD_TORCH_CUDA=OFF links only libtorch_cpu and libc10 (libtorch.so is a stub that pulls in libtorch_cuda):
+# a CPU-only binary whose private copy of libtorch is ~0.5 GB instead of ~4 GB (see docs/install.md).
+option(DD_TORCH_CUDA "Link libtorch's CUDA backend (libtorch_cuda, libc10_cuda)" ON)
 if(NOT DEFINED DD_PYTHON)
   if(EXISTS ${CMAKE_SOURCE_DIR}/.venv/bin/python)
     set(DD_PYTHON ${CMAKE_SOURCE_DIR}/.venv/bin/python)
@@ -33,7 +36,7 @@ add_library(dd_torch INTERFACE)
 add_library(dd::torch ALIAS dd_torch)
 target_include_directories(dd_torch SYSTEM INTERFACE
   ${DD_TORCH_DIR}/include ${DD_TORCH_DIR}/include/torch/csrc/api/include)
-if(EXISTS ${_dd_cuda_include})
+if(DD_TORCH_CUDA AND EXISTS ${_dd_cuda_include})
   target_include_directories(dd_torch SYSTEM INTERFACE ${_dd_cuda_include})
   set(DD_HAVE_CUDA_HEADERS ON)
 endif()
@@ -42,7 +45,12 @@ set(_dd_rpath_link "")
 foreach(d ${_dd_nvidia_lib_dirs})
   string(APPEND _dd_rpath_link ",-rpath-link,${d}")
 endforeach()
-target_link_libraries(dd_torch INTERFACE
-  ${DD_TORCH_LIB_DIR}/libtorch.so ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
-  "-Wl,--no-as-needed,${DD_TORCH_LIB_DIR}/libtorch_cuda.so,${DD_TORCH_LIB_DIR}/libc10_cuda.so,--as-needed"
-  "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")
+if(DD_TORCH_CUDA)
+  target_link_libraries(dd_torch INTERFACE
+    ${DD_TORCH_LIB_DIR}/libtorch.so ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
+    "-Wl,--no-as-needed,${DD_TORCH_LIB_DIR}/libtorch_cuda.so,${DD_TORCH_LIB_DIR}/libc10_cuda.so,--as-needed"
+    "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")
+else()
+  target_link_libraries(dd_torch INTERFACE ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
+    "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")
+endif()

@@ -1,0 +1,8 @@
+# CPACK_PRE_BUILD_SCRIPTS: runs after CPack installed into its staging directory. Tarballs get the
+# launcher and a README at their top level; the .deb is left as installed.
+if(CPACK_GENERATOR MATCHES "^(TGZ|TXZ|TZST|TBZ2|ZIP)$")
+  file(COPY "${CPACK_DD_PACKAGING_DIR}/tarball/diffusiondesk" "${CPACK_DD_PACKAGING_DIR}/tarball/README.txt"
+       DESTINATION "${CPACK_TEMPORARY_DIRECTORY}"
+       FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  file(CHMOD "${CPACK_TEMPORARY_DIRECTORY}/README.txt" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+endif()
