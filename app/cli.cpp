@@ -7,10 +7,15 @@
 #include "core/io/text_format.h"
 #include "core/pipeline/engine.h"
 #include "core/sched/scheduler.h"
-#include "core/settings/a1111_parameters.h"
+#include "core/settings/file_name_template.h"
+#include "core/settings/model_lookup.h"
+#include "core/settings/restore.h"
+#include "imaging/export.h"
 #include "imaging/png.h"
 
+#include <cctype>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <unistd.h>
 
@@ -30,7 +35,14 @@ constexpr const char* kUsage =
     "usage: diffusiondesk-cli <command> [options]\n"
     "commands:\n"
     "  inspect PATH    family, components, dtypes, parameter counts, file sizes and hash of a model\n"
-    "                  (a diffusers folder or a single-file .safetensors checkpoint)\n";
+    "                  (a diffusers folder or a single-file .safetensors checkpoint)\n"
+    "  generate --model M --prompt P --out DIR|FILE.png [options]\n"
+    "                  --from IMAGE|SIDECAR|TXT restores settings (later flags override; the model is found by\n"
+    "                  hash in --models DIR), --name TEMPLATE (default {date}-{counter:05}-{seed}-{prompt:6}),\n"
+    "                  --format png|jpeg|webp, --quality N, --deterministic, --price-per-hour X, --no-sidecar,\n"
+    "                  --seed --steps --cfg --sampler --size WxH --batch --negative --clip-skip --init --strength\n"
+    "  batch JOBS.jsonl --out DIR [--shard I/N] [--models DIR] [--model M] [--price-per-hour X]\n"
+    "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n";
 
 uint64_t bytesOnDisk(const fs::path& p) {
     if (fs::is_regular_file(p)) return fs::file_size(p);
@@ -93,12 +105,6 @@ private:
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 
-std::string outputName(const std::string& out, int index, int batch) {
-    if (batch == 1) return out;
-    const fs::path p(out);
-    return (p.parent_path() / (p.stem().string() + "-" + std::to_string(index + 1) + p.extension().string())).string();
-}
-
 double toNumber(const std::string& flag, const std::string& v) {
     try {
         std::size_t used = 0;
@@ -109,29 +115,57 @@ double toNumber(const std::string& flag, const std::string& v) {
     throw std::invalid_argument(flag + " expects a number, got '" + v + "'");
 }
 
-int generate(const std::vector<std::string>& args) {
+bool hasImageExtension(const std::string& path) {
+    std::string ext = fs::path(path).extension().string();
+    for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
+}
+
+struct GenerateOptions {
     dd::settings::GenerationSettings s;
-    s.sampler = "Euler a";
-    std::string out;
-    for (std::size_t i = 1; i < args.size(); i += 2) {
+    std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
+    std::vector<std::string> modelFolders;
+    bool modelGiven = false, initGiven = false, sidecar = true;
+    int quality = 95;
+    double pricePerHour = 0;
+    dd::settings::Restored restored;
+};
+
+// Flags are applied in order, so flags after --from override what the file restored.
+GenerateOptions parseGenerate(const std::vector<std::string>& args) {
+    GenerateOptions o;
+    auto& s = o.s;
+    for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string& flag = args[i];
+        if (flag == "--deterministic") { s.deterministic = true; continue; }
+        if (flag == "--no-sidecar") { o.sidecar = false; continue; }
         if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
-        const std::string& v = args[i + 1];
-        if (flag == "--model") s.model = v;
+        const std::string& v = args[++i];
+        if (flag == "--from") {
+            o.from = v;
+            o.restored = dd::settings::restoreFromFile(v);
+            s = o.restored.settings;
+            o.modelGiven = o.initGiven = false;
+        } else if (flag == "--model") s.model = v, o.modelGiven = true;
+        else if (flag == "--models") o.modelFolders.push_back(v);
         else if (flag == "--prompt") s.prompt = v;
         else if (flag == "--negative") s.negativePrompt = v;
         else if (flag == "--seed") s.seed = int64_t(toNumber(flag, v));
         else if (flag == "--steps") s.steps = int(toNumber(flag, v));
         else if (flag == "--cfg") s.cfgScale = toNumber(flag, v);
-        else if (flag == "--sampler") s.sampler = v;
+        else if (flag == "--sampler") s.sampler = v, s.scheduleType.clear();
         else if (flag == "--batch") s.batchSize = int(toNumber(flag, v));
         else if (flag == "--clip-skip") s.clipSkip = int(toNumber(flag, v));
         else if (flag == "--prompt-syntax") s.promptSyntax = v;
         else if (flag == "--emphasis") s.emphasis = v;
-        else if (flag == "--init") s.initImage = v;
+        else if (flag == "--init") s.initImage = v, o.initGiven = true;
         else if (flag == "--strength") s.strength = toNumber(flag, v);
         else if (flag == "--preset") s.preset = v;
-        else if (flag == "--out") out = v;
+        else if (flag == "--out") o.out = v;
+        else if (flag == "--name") o.nameTemplate = v;
+        else if (flag == "--format") o.format = v;
+        else if (flag == "--quality") o.quality = int(toNumber(flag, v));
+        else if (flag == "--price-per-hour") o.pricePerHour = toNumber(flag, v);
         else if (flag == "--size") {
             const auto x = v.find('x');
             if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
@@ -139,8 +173,43 @@ int generate(const std::vector<std::string>& args) {
             s.height = int(toNumber(flag, v.substr(x + 1)));
         } else throw std::invalid_argument("unknown option '" + flag + "'");
     }
+    return o;
+}
+
+// --from: the model by hash / name (unless --model), the init image only inside the output folder.
+void resolveRestored(GenerateOptions& o, const std::string& outFolder) {
+    if (o.from.empty()) return;
+    const auto& r = o.restored;
+    if (!o.modelGiven) {
+        std::vector<std::string> folders = o.modelFolders;
+        if (folders.empty() && !r.modelName.empty() && r.modelName.rfind("demo:", 0) != 0)
+            folders.push_back(fs::path(o.from).parent_path().empty() ? "." : fs::path(o.from).parent_path().string());
+        o.s.model = dd::settings::resolveRestoredModel(r.modelName, r.modelHash, folders);
+    }
+    if (!o.initGiven && !o.s.initImage.empty()) {
+        const auto inside = dd::settings::resolveInsideFolder(outFolder, o.s.initImage);
+        if (!inside)
+            throw std::invalid_argument(o.from + " was made from the init image '" + o.s.initImage + "'; put it into the output folder " +
+                                        outFolder + " or pass --init PATH");
+        o.s.initImage = *inside;
+    }
+    for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
+    if (!r.unknown.empty()) {
+        std::string keys;
+        for (const auto& [k, v] : r.unknown) keys += (keys.empty() ? "" : ", ") + k;
+        std::cerr << "note: " << o.from << ": not used: " << keys << "\n";
+    }
+}
+
+int generate(const std::vector<std::string>& args) {
+    GenerateOptions o = parseGenerate(args);
+    auto& s = o.s;
+    if (o.out.empty()) throw std::invalid_argument("--out DIR (or FILE.png / .jpg / .webp) is required");
+    const bool toFile = hasImageExtension(o.out) && !fs::is_directory(o.out);
+    const std::string folder = toFile ? (fs::path(o.out).parent_path().empty() ? "." : fs::path(o.out).parent_path().string()) : o.out;
+    if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
+    resolveRestored(o, folder);
     if (s.model.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
-    if (out.empty()) throw std::invalid_argument("--out FILE.png is required");
     const auto& names = dd::sched::schedulerNames();
     if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
         std::string list;
@@ -149,25 +218,36 @@ int generate(const std::vector<std::string>& args) {
     }
     dd::settings::validate(s);
     if (s.model != dd::pipeline::kDemoModel && !fs::exists(s.model)) throw ModelFileError(s.model, "no such file or folder");
-    if (!out.empty() && !fs::path(out).parent_path().empty() && !fs::is_directory(fs::path(out).parent_path()))
-        throw std::invalid_argument("output folder " + fs::path(out).parent_path().string() + " does not exist");
+    const auto format = dd::imaging::exportFormatFromName(
+        !o.format.empty() ? o.format : toFile ? fs::path(o.out).extension().string() : std::string("png"));
+    dd::settings::expandFileName(o.nameTemplate, {});  // a bad template fails before the run, not after it
 
     std::optional<dd::pipeline::Image> init;
     if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
     dd::pipeline::Engine engine;
     dd::pipeline::CancelToken cancel;
     ProgressBar progress;
+    const auto start = std::chrono::steady_clock::now();
     const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    dd::settings::A1111WriteOptions opts;
-    opts.modelName = result.modelName;
-    opts.version = std::string("DiffusionDesk ") + DD_VERSION;
-    if (fs::is_regular_file(s.model)) opts.modelHash = hashModelFile(s.model).shortHash;
     for (std::size_t i = 0; i < result.images.size(); ++i) {
-        opts.batchIndex = int(i);
-        const std::string path = outputName(out, int(i), int(result.images.size()));
-        dd::imaging::writePng(path, result.images[i], {{"parameters", dd::settings::writeA1111Parameters(s, opts)}});
-        std::cout << path << "\n";
+        const auto sc = dd::imaging::sidecarFor(result, int(i), wall, o.pricePerHour, DD_VERSION);
+        dd::imaging::ExportedFile f;
+        if (toFile) {
+            fs::path p(o.out);
+            if (result.images.size() > 1) p = p.parent_path() / (p.stem().string() + "-" + std::to_string(i + 1) + p.extension().string());
+            f = dd::imaging::exportImageAs(p.string(), format, o.quality, result.images[i], sc, result.modelName, o.sidecar);
+        } else {
+            dd::imaging::ExportRequest req;
+            req.folder = folder;
+            req.nameTemplate = o.nameTemplate;
+            req.format = format;
+            req.quality = o.quality;
+            req.sidecar = o.sidecar;
+            f = dd::imaging::exportImage(req, result.images[i], sc, result.modelName);
+        }
+        std::cout << f.image << "\n";
     }
     double steps = 0;
     for (double t : result.timings.stepSeconds) steps += t;

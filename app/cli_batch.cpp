@@ -1,9 +1,221 @@
+// diffusiondesk-cli batch JOBS.jsonl --out DIR [--shard I/N]: a batch that can be killed at any instant and
+// restarted (spot instances, Slurm preemption). Output names depend only on the job's line, so a restart finds
+// what is finished; images are published atomically without replacing anything; a journal in DIR records every
+// state change (core/queue/job_queue.h). docs/batch.md.
 #include "app/cli_commands.h"
+#include "core/pipeline/engine.h"
+#include "core/queue/durable_file.h"
+#include "core/queue/job_queue.h"
+#include "core/settings/file_name_template.h"
+#include "core/settings/model_lookup.h"
+#include "core/settings/sidecar.h"
+#include "imaging/export.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 namespace dd::cli {
+namespace {
 
-int batchCommand(const std::vector<std::string>&) { throw std::invalid_argument("batch is not built yet"); }
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kBatchNameTemplate = "{counter:05}-{seed}";
+
+struct BatchOptions {
+    std::string jobsFile, out, model, nameTemplate = kBatchNameTemplate, format = "png";
+    std::vector<std::string> modelFolders;
+    int shard = 0, shards = 1, maxInterruptions = 2;
+    double pricePerHour = 0;
+    bool retryFailed = false;
+};
+
+int toInt(const std::string& flag, const std::string& v) {
+    try {
+        std::size_t used = 0;
+        const int n = std::stoi(v, &used);
+        if (used == v.size()) return n;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument(flag + " expects a whole number, got '" + v + "'");
+}
+
+BatchOptions parse(const std::vector<std::string>& args) {
+    BatchOptions o;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--retry-failed") { o.retryFailed = true; continue; }
+        if (a.rfind("--", 0) != 0) {
+            if (!o.jobsFile.empty()) throw std::invalid_argument("batch takes one JOBS.jsonl (got '" + o.jobsFile + "' and '" + a + "')");
+            o.jobsFile = a;
+            continue;
+        }
+        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+        const std::string& v = args[++i];
+        if (a == "--out") o.out = v;
+        else if (a == "--model") o.model = v;
+        else if (a == "--models") o.modelFolders.push_back(v);
+        else if (a == "--name") o.nameTemplate = v;
+        else if (a == "--format") o.format = v;
+        else if (a == "--max-interruptions") o.maxInterruptions = toInt(a, v);
+        else if (a == "--price-per-hour") {
+            try { o.pricePerHour = std::stod(v); } catch (const std::exception&) { throw std::invalid_argument("--price-per-hour expects a number"); }
+        } else if (a == "--shard") {
+            const auto slash = v.find('/');
+            if (slash == std::string::npos) throw std::invalid_argument("--shard expects I/N, e.g. 0/4");
+            o.shard = toInt(a, v.substr(0, slash));
+            o.shards = toInt(a, v.substr(slash + 1));
+            if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+                throw std::invalid_argument("--shard " + v + ": I must be in 0..N-1 and N at least 1");
+        } else throw std::invalid_argument("unknown option '" + a + "'");
+    }
+    if (o.jobsFile.empty()) throw std::invalid_argument("batch needs a JOBS.jsonl file");
+    if (o.out.empty()) throw std::invalid_argument("batch needs --out DIR");
+    if (o.nameTemplate.find("{date") != std::string::npos || o.nameTemplate.find("{time") != std::string::npos)
+        throw std::invalid_argument("batch --name must not use {date} or {time}: a restart would not find the finished images");
+    return o;
+}
+
+struct LineJob {
+    int line = 0;          // 1-based line number in JOBS.jsonl
+    std::string text;
+};
+
+// The settings a job line asks for: a sidecar (model found by hash) or a settings object (model path as given).
+settings::GenerationSettings settingsOf(const std::string& text, const BatchOptions& o) {
+    const json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw std::invalid_argument("not a JSON object");
+    settings::GenerationSettings s;
+    if (j.contains("schema")) {
+        const settings::Sidecar sc = settings::readSidecar(text);
+        s = sc.settings;
+        s.seed += sc.imageIndex;
+        if (o.model.empty()) {
+            const std::string name = sc.settings.model.rfind("demo:", 0) == 0 ? sc.settings.model : sc.modelName;
+            s.model = settings::resolveRestoredModel(name, sc.modelHash, o.modelFolders);
+        }
+    } else {
+        // A job file is the user's own: its model and init image paths are used as written. The sidecar reader
+        // holds the range and type checks.
+        const settings::Sidecar sc = settings::readSidecar(json{{"schema", settings::kSidecarSchema}, {"settings", j}}.dump());
+        s = sc.settings;
+        s.model = j.value("model", std::string());
+        s.initImage = j.value("init_image", std::string());
+    }
+    if (!o.model.empty()) s.model = o.model;
+    if (s.model.empty()) throw std::invalid_argument("no model (give \"model\" in the line or --model)");
+    settings::validate(s);
+    return s;
+}
+
+std::vector<std::string> outputsOf(const std::string& base, int batch, const std::string& ext) {
+    std::vector<std::string> out;
+    for (int k = 0; k < batch; ++k) out.push_back(base + (batch > 1 ? "-" + std::to_string(k + 1) : "") + ext);
+    return out;
+}
+
+} // namespace
+
+int batchCommand(const std::vector<std::string>& args) {
+    const BatchOptions o = parse(args);
+    if (!fs::is_directory(o.out)) throw std::invalid_argument("output folder " + o.out + " does not exist");
+    const auto format = imaging::exportFormatFromName(o.format);
+    const std::string ext = imaging::extensionOf(format);
+    std::ifstream in(o.jobsFile);
+    if (!in) throw std::invalid_argument(o.jobsFile + ": cannot open");
+    std::vector<LineJob> mine;
+    std::string line;
+    for (int index = 0; std::getline(in, line); ++index) {
+        const auto first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == '#') continue;
+        if (index % o.shards == o.shard) mine.push_back({index + 1, line});  // by line index: stable across restarts
+    }
+    const std::string journal = (fs::path(o.out) / (".diffusiondesk-batch-" + fs::path(o.jobsFile).stem().string() +
+                                                    (o.shards > 1 ? "-shard-" + std::to_string(o.shard) + "-of-" + std::to_string(o.shards) : "") +
+                                                    ".jsonl")).string();
+    queue::JobQueue q(journal);
+    for (const auto& w : q.warnings()) std::cerr << "note: " << w << "\n";
+
+    pipeline::Engine engine;
+    pipeline::CancelToken cancel;
+    int made = 0, skipped = 0, failed = 0;
+    for (const auto& lj : mine) {
+        const std::string id = "line-" + std::to_string(lj.line);
+        const std::string where = o.jobsFile + ":" + std::to_string(lj.line);
+        settings::GenerationSettings s;
+        std::string base;
+        try {
+            s = settingsOf(lj.text, o);
+            settings::FileNameFields f;
+            f.counter = lj.line;
+            f.seed = s.seed;
+            f.prompt = s.prompt;
+            f.model = fs::path(s.model).stem().string();
+            f.width = s.width, f.height = s.height, f.steps = s.steps, f.sampler = s.sampler;
+            base = settings::expandFileName(o.nameTemplate, f);
+        } catch (const std::exception& e) {
+            if (!q.find(id)) q.enqueue(id, json(lj.text), "");
+            if (q.find(id)->state != queue::JobState::Failed) q.fail(id, e.what());
+            std::cerr << "error: " << where << ": " << e.what() << "\n";
+            ++failed;
+            continue;
+        }
+        if (!q.find(id)) q.enqueue(id, json::parse(lj.text), base);
+        const queue::Job& job = *q.find(id);
+        const auto names = outputsOf(base, s.batchSize, ext);
+        const bool finished = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return fs::exists(fs::path(o.out) / n); });
+        if (finished) {  // finished images are never regenerated
+            if (job.state != queue::JobState::Done) q.done(id, names);
+            ++skipped;
+            continue;
+        }
+        if (job.state == queue::JobState::Failed && !o.retryFailed) {
+            std::cerr << "error: " << where << ": failed before (" << job.error << "); skipped (--retry-failed to run it)\n";
+            ++failed;
+            continue;
+        }
+        if (job.state == queue::JobState::Interrupted) {
+            if (job.interruptions >= o.maxInterruptions) {
+                q.fail(id, "the process died " + std::to_string(job.interruptions) +
+                               " times while running this job; not run again (a crash loop?) — --retry-failed to try anyway");
+                std::cerr << "error: " << where << ": " << q.find(id)->error << "\n";
+                ++failed;
+                continue;
+            }
+            std::cerr << "note: " << where << ": interrupted before; running it again\n";
+        }
+        if (job.state != queue::JobState::Pending) q.retry(id);
+        q.start(id);
+        try {
+            const auto start = std::chrono::steady_clock::now();
+            const auto result = engine.generate(s, cancel, nullptr);
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            for (std::size_t k = 0; k < result.images.size() && k < names.size(); ++k) {
+                const std::string path = (fs::path(o.out) / names[k]).string();
+                if (fs::exists(path)) continue;  // written before the last kill: keep it
+                queue::removeStaleTemporaries(o.out, names[k]);
+                queue::removeStaleTemporaries(o.out, fs::path(imaging::sidecarPathFor(names[k])).filename().string());
+                const auto sc = imaging::sidecarFor(result, int(k), wall, o.pricePerHour, DD_VERSION);
+                imaging::exportImageAs(path, format, 95, result.images[k], sc, result.modelName);
+                std::cout << path << "\n";
+            }
+            q.done(id, names);
+            ++made;
+        } catch (const std::exception& e) {
+            q.fail(id, e.what());
+            std::cerr << "error: " << where << ": " << e.what() << "\n";
+            ++failed;
+        }
+    }
+    std::cerr << "batch: " << mine.size() << " jobs in shard " << o.shard << "/" << o.shards << ": " << made << " made, "
+              << skipped << " already done, " << failed << " failed\n";
+    return failed == 0 ? 0 : 1;
+}
 
 } // namespace dd::cli

@@ -1,13 +1,17 @@
-// Ref: PNG specification (ISO/IEC 15948) §11.3.4 textual chunks; A1111 modules/images.py (save_image_with_geninfo).
+// Ref: PNG specification (ISO/IEC 15948) §11.3.4 textual chunks; Pillow PngImagePlugin.PngInfo.add_text
+// (tEXt when the text encodes as Latin-1, else iTXt); A1111 modules/images.py (save_image_with_geninfo).
 #include "imaging/png.h"
 
-#include "core/io/atomic_file.h"
+#include "core/queue/durable_file.h"
+#include "core/settings/image_metadata.h"
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 namespace dd::imaging {
@@ -19,11 +23,6 @@ void putU32(std::string& out, uint32_t v) {
     for (int s = 24; s >= 0; s -= 8) out += char(uint8_t(v >> s));
 }
 
-uint32_t getU32(const std::string& s, std::size_t at) {
-    return uint32_t(uint8_t(s[at])) << 24 | uint32_t(uint8_t(s[at + 1])) << 16 | uint32_t(uint8_t(s[at + 2])) << 8 |
-           uint32_t(uint8_t(s[at + 3]));
-}
-
 std::string chunk(const std::string& type, const std::string& data) {
     std::string out;
     putU32(out, uint32_t(data.size()));
@@ -33,38 +32,52 @@ std::string chunk(const std::string& type, const std::string& data) {
     return out;
 }
 
-// iTXt: keyword, NUL, compression flag 0, method 0, empty language tag NUL, empty translated keyword NUL, text.
-std::string itxt(const std::string& key, const std::string& text) {
-    return chunk("iTXt", key + std::string(5, '\0') + text);
-}
-
-std::string inflate(const std::string& data) {
-    std::string out(std::max<std::size_t>(data.size() * 4, 1024), '\0');
-    for (;;) {
-        uLongf len = uLongf(out.size());
-        const int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &len, reinterpret_cast<const Bytef*>(data.data()), uLong(data.size()));
-        if (rc == Z_OK) return out.substr(0, len);
-        if (rc != Z_BUF_ERROR || out.size() > (64u << 20)) throw std::runtime_error("bad compressed text chunk");
-        out.resize(out.size() * 4);
+// UTF-8 -> Latin-1, or nullopt when a character is past U+00FF (or the text is not UTF-8).
+std::optional<std::string> toLatin1(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = uint8_t(s[i]);
+        if (c < 0x80) out += char(c);
+        else if ((c == 0xC2 || c == 0xC3) && i + 1 < s.size() && (uint8_t(s[i + 1]) & 0xC0) == 0x80)
+            out += char(((c & 0x03) << 6) | (uint8_t(s[++i]) & 0x3F));
+        else return std::nullopt;
     }
+    return out;
 }
 
 } // namespace
 
-void writePng(const std::string& path, const pipeline::Image& image, const std::map<std::string, std::string>& text) {
-    if (image.rgb.size() != std::size_t(image.width) * image.height * 3) fail(path, "image buffer does not match its size");
+std::string encodePng(const pipeline::Image& image, const std::vector<std::pair<std::string, std::string>>& text,
+                      const std::vector<std::string>& alwaysItxt) {
+    if (image.width <= 0 || image.height <= 0 || image.rgb.size() != std::size_t(image.width) * image.height * 3)
+        throw std::runtime_error("image buffer does not match its size");
     cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.rgb.data()));
     cv::Mat bgr;
     cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
     std::vector<uchar> encoded;
-    if (!cv::imencode(".png", bgr, encoded)) fail(path, "PNG encoding failed");
+    if (!cv::imencode(".png", bgr, encoded)) throw std::runtime_error("PNG encoding failed");
     std::string png(encoded.begin(), encoded.end());
     // Signature (8) + IHDR chunk (4 length + 4 type + 13 data + 4 CRC) = 33 bytes; text goes right after.
     std::string chunks;
-    for (const auto& [k, v] : text) chunks += itxt(k, v);
+    for (const auto& [k, v] : text) {
+        const bool itxt = std::find(alwaysItxt.begin(), alwaysItxt.end(), k) != alwaysItxt.end();
+        const auto latin1 = itxt ? std::nullopt : toLatin1(v);
+        if (latin1) chunks += chunk("tEXt", k + '\0' + *latin1);
+        // iTXt: keyword, NUL, compression flag 0, method 0, empty language tag NUL, empty translated keyword NUL.
+        else chunks += chunk("iTXt", k + std::string(5, '\0') + v);
+    }
     png.insert(33, chunks);
+    return png;
+}
 
-    io::writeFileAtomically(path, [&](std::ostream& out) { out.write(png.data(), std::streamsize(png.size())); });
+void writePng(const std::string& path, const pipeline::Image& image, const std::map<std::string, std::string>& text) {
+    std::string png;
+    try {
+        png = encodePng(image, {text.begin(), text.end()});
+    } catch (const std::runtime_error& e) {
+        fail(path, e.what());
+    }
+    queue::writeFileDurably(path, png, queue::Replace::Allowed);
 }
 
 pipeline::Image readImage(const std::string& path) {
@@ -81,35 +94,8 @@ std::map<std::string, std::string> readPngText(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "cannot open");
     const std::string s((std::istreambuf_iterator<char>(in)), {});
-    if (s.size() < 8 || s.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) fail(path, "not a PNG file");
-    std::map<std::string, std::string> out;
-    for (std::size_t at = 8; at + 12 <= s.size();) {
-        const uint32_t len = getU32(s, at);
-        if (at + 12 + uint64_t(len) > s.size()) fail(path, "truncated PNG chunk");
-        const std::string type = s.substr(at + 4, 4), data = s.substr(at + 8, len);
-        at += 12 + len;
-        const auto nul = data.find('\0');
-        if (nul == std::string::npos) continue;
-        const std::string key = data.substr(0, nul);
-        try {
-            if (type == "tEXt") {
-                out[key] = data.substr(nul + 1);
-            } else if (type == "zTXt" && nul + 2 <= data.size()) {
-                out[key] = inflate(data.substr(nul + 2));
-            } else if (type == "iTXt" && nul + 3 <= data.size()) {
-                const bool compressed = data[nul + 1] != 0;
-                const auto lang = data.find('\0', nul + 3);
-                const auto trans = lang == std::string::npos ? lang : data.find('\0', lang + 1);
-                if (trans == std::string::npos) continue;
-                const std::string body = data.substr(trans + 1);
-                out[key] = compressed ? inflate(body) : body;
-            }
-        } catch (const std::runtime_error& e) {
-            fail(path, std::string("chunk '") + key + "': " + e.what());
-        }
-        if (type == "IEND") break;
-    }
-    return out;
+    if (settings::detectImageFormat(s) != settings::ImageFormat::Png) fail(path, "not a PNG file");
+    return settings::readImageText(s, path).text;
 }
 
 } // namespace dd::imaging

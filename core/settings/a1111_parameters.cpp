@@ -268,6 +268,23 @@ void readPromptLines(const std::vector<std::string>& lines, GenerationInfo& info
     detail::found(info, "negative_prompt");
 }
 
+// Ref: leejet/stable-diffusion.cpp examples/cli/main.cpp (sample_method_str, " karras" suffix).
+std::string sdcppSampler(const std::string& raw, GenerationInfo& info) {
+    static const std::pair<const char*, const char*> kNames[] = {
+        {"euler_a", "Euler a"}, {"euler", "Euler"}, {"heun", "Heun"}, {"dpm2", "DPM2"}, {"dpm++2s_a", "DPM++ 2S a"},
+        {"dpm++2m", "DPM++ 2M"}, {"dpm++2mv2", "DPM++ 2M"}, {"ipndm", "iPNDM"}, {"ipndm_v", "iPNDM_V"}, {"lcm", "LCM"},
+        {"ddim_trailing", "DDIM"}, {"tcd", "TCD"}};
+    std::string base = raw, suffix;
+    if (const auto sp = raw.find(' '); sp != std::string::npos) base = raw.substr(0, sp), suffix = raw.substr(sp);
+    for (const auto& [from, to] : kNames) {
+        if (base != from) continue;
+        if (base == "dpm++2mv2") info.warnings.push_back("stable-diffusion.cpp's dpm++2mv2 is read as DPM++ 2M (a close variant)");
+        if (base == "ddim_trailing") info.warnings.push_back("stable-diffusion.cpp's ddim_trailing is read as DDIM");
+        return to + suffix;
+    }
+    return raw;
+}
+
 // As a Python dict: a repeated key keeps its first position and its last value; empty values are dropped
 // (A1111 indexes v[0] inside a try, so the key is lost).
 std::vector<Pair> toDict(std::vector<Pair> params) {
@@ -306,7 +323,12 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         }
     };
     integer("Steps", info.settings.steps, "steps", 1, 100000);
-    const auto sampler = take("Sampler");
+    // stable-diffusion.cpp writes this layout with its own sampler names ("dpm++2m karras") and RNG names.
+    const auto version = std::find_if(dict.begin(), dict.end(), [](const Pair& d) { return d.key == "Version"; });
+    const bool sdcpp = version != dict.end() && version->value.rfind("stable-diffusion.cpp", 0) == 0;
+    if (sdcpp) info.format = "sdcpp";
+    auto sampler = take("Sampler");
+    if (sampler && sdcpp) sampler = sdcppSampler(*sampler, info);
     const auto schedule = take("Schedule type");
     if (sampler || schedule)
         setSampler(info, sampler.value_or("Euler a"), schedule.value_or(""), schedule && *schedule == "Automatic");
@@ -356,7 +378,11 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     if (const auto v = take("Version")) info.version = *v;
     // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.
     const bool a1111Version = !info.version.empty() && (info.version[0] == 'v' || info.version[0] == 'f');
-    if ((rng && *rng != "CPU") || (!rng && a1111Version))
+    if (sdcpp) {
+        if (rng && *rng != "std_default")
+            info.warnings.push_back("the image was made with stable-diffusion.cpp's " + *rng +
+                                    " noise (RNG); DiffusionDesk draws noise like torch on the CPU, so the same seed gives a different picture");
+    } else if ((rng && *rng != "CPU") || (!rng && a1111Version))
         info.warnings.push_back("the image was made with " + rng.value_or("GPU") +
                                 " noise (RNG); DiffusionDesk draws noise on the CPU, so the same seed gives a different picture");
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));

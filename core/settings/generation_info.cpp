@@ -136,25 +136,32 @@ void checkJsonDepth(std::string_view text, std::string_view what, int maxDepth) 
 namespace {
 
 GenerationInfo fromParameters(std::string_view text) {
-    if (detail::trim(text).substr(0, 1) == "{")
-        throw MetadataError("PNG text 'parameters' holds JSON (Fooocus writes this), not A1111 parameters; not supported yet");
+    if (detail::trim(text).substr(0, 1) == "{") return readFooocusMetadata(text);  // Fooocus' own scheme
     return parseA1111Parameters(text);
 }
 
-GenerationInfo fromSidecar(std::string_view json) {
-    const Sidecar sc = readSidecar(json);
+} // namespace
+
+GenerationInfo sidecarToInfo(const Sidecar& sc) {
     GenerationInfo info;
     info.format = "diffusiondesk";
     info.settings = sc.settings;
     info.settings.model.clear();
+    info.settings.seed = sc.settings.seed + sc.imageIndex;  // this file's image, as A1111's "Seed: seed + i"
     for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
-                          "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis", "strength", "preset"})
+                          "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis",
+                          "init_image", "strength", "preset", "memory_plan", "deterministic"})
         info.fields.emplace_back(f);
-    info.modelName = safeModelName(sc.modelName);
+    // A settings.model of "demo:..." is the built-in model; anything else is only a name to look up.
+    info.modelName = sc.settings.model.rfind("demo:", 0) == 0 ? sc.settings.model : safeModelName(sc.modelName);
     info.modelHash = sc.modelHash;
     info.version = sc.appVersion;
     return info;
 }
+
+namespace {
+
+GenerationInfo fromSidecar(std::string_view json) { return sidecarToInfo(readSidecar(json)); }
 
 } // namespace
 

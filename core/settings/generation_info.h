@@ -35,7 +35,7 @@ public:
 inline constexpr std::size_t kMaxMetadataText = 1u << 20;
 
 struct GenerationInfo {
-    std::string format;               // "a1111", "diffusiondesk", "comfyui", "invokeai"
+    std::string format;               // "a1111", "diffusiondesk", "comfyui", "invokeai", "fooocus", "sdcpp"
     GenerationSettings settings;      // settings.model stays empty: resolve modelName / modelHash locally
     std::vector<std::string> fields;  // JSON names (GenerationSettings::to_json) of the fields the metadata set
     std::string modelName;            // bare file name or A1111 model name, never a path
@@ -63,8 +63,16 @@ GenerationInfo readComfyUiPrompt(std::string_view json);
 // InvokeAI 3.x-5.x "invokeai_metadata" JSON. Throws MetadataError when the text is not a JSON object.
 GenerationInfo readInvokeAiMetadata(std::string_view json);
 
+// Fooocus' "fooocus" metadata scheme: JSON in PNG text "parameters" (lower_case keys since 2.2, "Title Case"
+// keys before). Its A1111 scheme goes through parseA1111Parameters. Throws MetadataError when not a JSON object.
+GenerationInfo readFooocusMetadata(std::string_view json);
+
+struct Sidecar;
+// A DiffusionDesk sidecar as GenerationInfo: every field, seed = settings.seed + imageIndex (this file's image).
+GenerationInfo sidecarToInfo(const Sidecar& sidecar);
+
 // Picks the reader from the PNG text chunks (keyword -> text): "diffusiondesk" sidecar JSON first (exact), then
-// "parameters", "invokeai_metadata", "prompt". nullopt when none is present. When the best chunk is unreadable
+// "parameters" (A1111 text, or Fooocus JSON), "invokeai_metadata", "prompt". nullopt when none is present. When the best chunk is unreadable
 // the next is tried and the failure becomes a warning; throws MetadataError only when every candidate fails.
 std::optional<GenerationInfo> readGenerationInfo(const std::map<std::string, std::string>& pngText);
 

@@ -223,4 +223,79 @@ GenerationInfo readInvokeAiMetadata(std::string_view text) {
     return info;
 }
 
+// --- Fooocus ---------------------------------------------------------------------------------------------
+// Ref: lllyasviel/Fooocus modules/meta_parser.py (FooocusMetadataParser: to_json / parse_json) and
+// modules/async_worker.py (the d list of "Title Case" labels written before 2.2).
+
+namespace {
+
+// The first present key among spellings; Fooocus wrote numbers as strings in its older format.
+const json* fooocusKey(const json& j, std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+        if (const auto it = j.find(k); it != j.end() && !it->is_null()) return &*it;
+    return nullptr;
+}
+
+template <typename T>
+bool fooocusNumber(const json& j, std::initializer_list<const char*> keys, T& out) {
+    const json* v = fooocusKey(j, keys);
+    if (!v) return false;
+    if (v->is_string()) {
+        const auto d = detail::parseNumber(v->get<std::string>());
+        if (!d) return false;
+        json tmp = *d;
+        return number(json{{"v", tmp}}, "v", out);
+    }
+    return number(json{{"v", *v}}, "v", out);
+}
+
+std::string fooocusString(const json& j, std::initializer_list<const char*> keys) {
+    const json* v = fooocusKey(j, keys);
+    return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+} // namespace
+
+GenerationInfo readFooocusMetadata(std::string_view text) {
+    const json j = parseObject(text, "Fooocus metadata");
+    GenerationInfo info;
+    info.format = "fooocus";
+    auto& s = info.settings;
+    using detail::found;
+    s.prompt = fooocusString(j, {"prompt", "Prompt"});
+    s.negativePrompt = fooocusString(j, {"negative_prompt", "Negative Prompt"});
+    found(info, "prompt");
+    found(info, "negative_prompt");
+    if (fooocusNumber(j, {"steps", "Steps"}, s.steps) && s.steps >= 1) found(info, "steps");
+    if (fooocusNumber(j, {"guidance_scale", "Guidance Scale"}, s.cfgScale)) found(info, "cfg_scale");
+    if (fooocusNumber(j, {"seed", "Seed"}, s.seed) && s.seed >= 0) found(info, "seed");
+    if (int skip = 0; fooocusNumber(j, {"clip_skip", "CLIP Skip"}, skip) && skip >= 1 && skip <= 12) s.clipSkip = skip, found(info, "clip_skip");
+    // "(1152, 896)" in both formats; "1152×896" in some 2.x images.
+    if (const auto res = fooocusString(j, {"resolution", "Resolution"}); !res.empty()) {
+        std::string digits;
+        for (const char c : res) digits += (c >= '0' && c <= '9') ? c : ' ';
+        const auto sp = digits.find_first_not_of(' ');
+        const auto mid = sp == std::string::npos ? sp : digits.find(' ', sp);
+        const auto w = mid == std::string::npos ? std::nullopt : detail::parseInteger(digits.substr(sp, mid - sp));
+        const auto h = mid == std::string::npos ? std::nullopt : detail::parseInteger(digits.substr(mid));
+        if (w && h && *w > 0 && *h > 0 && *w <= 65536 && *h <= 65536) s.width = int(*w), s.height = int(*h), found(info, "width"), found(info, "height");
+        else info.warnings.push_back("Fooocus resolution '" + res.substr(0, 40) + "' is not WIDTHxHEIGHT; ignored");
+    }
+    if (const auto sampler = fooocusString(j, {"sampler", "Sampler"}); !sampler.empty())
+        detail::setSampler(info, comfySampler(sampler), comfySchedule(fooocusString(j, {"scheduler", "Scheduler"})), false);
+    info.modelName = safeModelName(fooocusString(j, {"base_model", "Base Model"}));
+    info.modelHash = fooocusString(j, {"base_model_hash"});
+    if (!info.modelHash.empty() && (info.modelHash.size() > 64 || info.modelHash.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+        info.modelHash.clear();
+    info.version = fooocusString(j, {"version", "Version"});
+    static const std::set<std::string> used{"prompt", "Prompt", "negative_prompt", "Negative Prompt", "steps", "Steps",
+                                            "guidance_scale", "Guidance Scale", "seed", "Seed", "clip_skip", "CLIP Skip",
+                                            "resolution", "Resolution", "sampler", "Sampler", "scheduler", "Scheduler",
+                                            "base_model", "Base Model", "base_model_hash", "version", "Version"};
+    for (const auto& [k, v] : j.items())
+        if (!used.count(k)) info.unknown.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace));
+    info.warnings.push_back("Fooocus adds its own prompt expansion and styles; the same settings give a different picture here");
+    return info;
+}
+
 } // namespace dd::settings

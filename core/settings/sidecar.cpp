@@ -50,13 +50,53 @@ void checkIntegerRanges(const nlohmann::json& settings, const nlohmann::json& j)
     for (const char* k : {"steps", "width", "height", "batch_size", "clip_skip"})
         if (const auto it = settings.find(k); it != settings.end()) check(*it, -2147483648.0, 2147483648.0, std::string("settings.") + k);
     if (const auto it = settings.find("seed"); it != settings.end()) check(*it, -9.2e18, 9.2e18, "settings.seed");
+    if (const auto plan = settings.find("memory_plan"); plan != settings.end() && plan->is_object())
+        for (const char* k : {"attention_slice_size", "query_chunk_size", "group_blocks", "threads"})
+            if (const auto it = plan->find(k); it != plan->end())
+                check(*it, -2147483648.0, 2147483648.0, std::string("settings.memory_plan.") + k);
     if (const auto it = j.find("seeds"); it != j.end() && it->is_array())
         for (const auto& v : *it) check(v, -9.2e18, 9.2e18, "seeds");
 }
 
 } // namespace
 
-std::string writeSidecar(const Sidecar& s) {
+namespace {
+
+ordered_json stagePeak(const pipeline::StagePeak& p) { return {{"host_bytes", p.host}, {"device_bytes", p.device}}; }
+
+void readStagePeak(const nlohmann::json& m, const char* key, pipeline::StagePeak& p) {
+    const auto it = m.find(key);
+    if (it == m.end() || it->is_null()) return;
+    if (!it->is_object()) fail(std::string("memory.") + key + " must be an object");
+    const std::string path = std::string("memory.") + key + ".";
+    for (const char* k : {"host_bytes", "device_bytes"})
+        if (const auto v = it->find(k); v != it->end() && v->is_number_float() && !(v->get<double>() >= 0 && v->get<double>() < 9.2e18))
+            fail(path + k + " is out of range");
+    get(*it, "host_bytes", p.host, path);
+    get(*it, "device_bytes", p.device, path);
+}
+
+// Schema 1 had strings for every environment field and one peak; schema 2 mirrors pipeline::Environment.
+void readEnvironmentV1(const nlohmann::json& e, pipeline::Environment& f) {
+    std::string dtype, attention, offload, threads, deterministic;
+    get(e, "torch_version", f.torchVersion, "environment.");
+    get(e, "device", f.device, "environment.");
+    get(e, "dtype", dtype, "environment.");
+    get(e, "attention_backend", attention, "environment.");
+    get(e, "offload_mode", offload, "environment.");
+    get(e, "threads", threads, "environment.");
+    get(e, "deterministic", deterministic, "environment.");
+    f.precision = dtype;
+    f.attention = attention;
+    f.offload = offload;
+    f.threads = threads.size() < 6 && !threads.empty() && threads.find_first_not_of("0123456789") == std::string::npos ? std::stoi(threads) : 0;
+    f.deterministic = deterministic == "on" || deterministic == "true";
+}
+
+} // namespace
+
+std::string writeSidecar(const Sidecar& s, SidecarParts parts) {
+    const bool full = parts == SidecarParts::Full;
     nlohmann::json settings = s.settings;
     // Paths on this machine stay here: a shared image must not reveal "/home/alice/...".
     settings["model"] = fileNameOnly(s.settings.model);
@@ -66,16 +106,24 @@ std::string writeSidecar(const Sidecar& s) {
     ordered_json j;
     j["schema"] = kSidecarSchema;
     j["app_version"] = s.appVersion;
-    j["created_at"] = s.createdAt;
+    if (full) j["created_at"] = s.createdAt;
     j["model"] = {{"name", fileNameOnly(s.modelName)}, {"hash", s.modelHash}, {"sha256", s.modelSha256}};
     j["settings"] = ordered_json::parse(settings.dump());
     j["seeds"] = s.seeds;
-    j["timings"] = {{"load_s", t.loadSeconds}, {"encode_s", t.encodeSeconds}, {"steps_s", t.stepSeconds},
-                    {"decode_s", t.decodeSeconds}};
-    j["peak_memory_bytes"] = s.peakMemoryBytes;
-    j["environment"] = {{"torch_version", e.torchVersion}, {"device", e.device}, {"dtype", e.dtype},
-                        {"attention_backend", e.attentionBackend}, {"offload_mode", e.offloadMode},
-                        {"threads", e.threads}, {"deterministic", e.deterministic}, {"os", e.os}};
+    j["image_index"] = s.imageIndex;
+    if (full) {
+        j["timings"] = {{"load_s", t.loadSeconds}, {"encode_s", t.encodeSeconds}, {"steps_s", t.stepSeconds},
+                        {"decode_s", t.decodeSeconds}};
+        const auto& m = s.memory;
+        j["memory"] = {{"load", stagePeak(m.load)}, {"encode", stagePeak(m.encode)}, {"denoise", stagePeak(m.denoise)},
+                       {"decode", stagePeak(m.decode)}};
+        j["cost"] = {{"price_per_hour", s.cost.pricePerHour}, {"currency", s.cost.currency},
+                     {"seconds_per_image", s.cost.secondsPerImage}, {"per_image", s.cost.perImage()}};
+    }
+    j["environment"] = {{"app_version", e.appVersion}, {"torch_version", e.torchVersion}, {"device", e.device},
+                        {"precision", e.precision}, {"attention", e.attention}, {"offload", e.offload},
+                        {"threads", e.threads}, {"deterministic", e.deterministic}};
+    j["warnings"] = s.warnings;
     return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
@@ -114,33 +162,57 @@ Sidecar readSidecar(std::string_view text) {
         checkIntegerRanges(*st, j);
         try {
             st->get_to(s.settings);
-        } catch (const nlohmann::json::exception& e) {
+        } catch (const std::exception& e) {  // nlohmann type errors, unknown enum names in memory_plan
             fail(std::string("settings has a field of the wrong type (") + e.what() + ")");
         }
-        s.settings.model = safeModelName(s.settings.model);
+        s.settings.model = s.settings.model.rfind("demo:", 0) == 0 ? s.settings.model : safeModelName(s.settings.model);
         s.settings.initImage = safeModelName(s.settings.initImage);
     } else {
         fail("no \"settings\" object");
     }
     get(j, "seeds", s.seeds, "");
+    if (const auto it = j.find("image_index"); it != j.end() && it->is_number_float()) fail("image_index must be an integer");
+    get(j, "image_index", s.imageIndex, "");
+    if (s.imageIndex < 0 || s.imageIndex > 4096) fail("image_index " + std::to_string(s.imageIndex) + " is out of range");
     if (const auto t = j.find("timings"); t != j.end() && t->is_object()) {
         get(*t, "load_s", s.timings.loadSeconds, "timings.");
         get(*t, "encode_s", s.timings.encodeSeconds, "timings.");
         get(*t, "steps_s", s.timings.stepSeconds, "timings.");
         get(*t, "decode_s", s.timings.decodeSeconds, "timings.");
     }
-    get(j, "peak_memory_bytes", s.peakMemoryBytes, "");
     if (const auto e = j.find("environment"); e != j.end() && e->is_object()) {
         auto& f = s.environment;
-        get(*e, "torch_version", f.torchVersion, "environment.");
-        get(*e, "device", f.device, "environment.");
-        get(*e, "dtype", f.dtype, "environment.");
-        get(*e, "attention_backend", f.attentionBackend, "environment.");
-        get(*e, "offload_mode", f.offloadMode, "environment.");
-        get(*e, "threads", f.threads, "environment.");
-        get(*e, "deterministic", f.deterministic, "environment.");
-        get(*e, "os", f.os, "environment.");
+        if (version == 1) {
+            readEnvironmentV1(*e, f);
+        } else {
+            if (const auto th = e->find("threads"); th != e->end() && th->is_number_float()) fail("environment.threads must be an integer");
+            get(*e, "app_version", f.appVersion, "environment.");
+            get(*e, "torch_version", f.torchVersion, "environment.");
+            get(*e, "device", f.device, "environment.");
+            get(*e, "precision", f.precision, "environment.");
+            get(*e, "attention", f.attention, "environment.");
+            get(*e, "offload", f.offload, "environment.");
+            get(*e, "threads", f.threads, "environment.");
+            get(*e, "deterministic", f.deterministic, "environment.");
+        }
     }
+    if (version == 1) {
+        double peak = 0;  // schema 1: one accelerator peak for the whole run, read as the denoise stage's
+        get(j, "peak_memory_bytes", peak, "");
+        if (peak > 0 && peak < 9.2e18) s.memory.denoise.device = int64_t(peak);
+    } else if (const auto m = j.find("memory"); m != j.end() && !m->is_null()) {
+        if (!m->is_object()) fail("memory must be an object with load, encode, denoise and decode");
+        readStagePeak(*m, "load", s.memory.load);
+        readStagePeak(*m, "encode", s.memory.encode);
+        readStagePeak(*m, "denoise", s.memory.denoise);
+        readStagePeak(*m, "decode", s.memory.decode);
+    }
+    if (const auto c = j.find("cost"); c != j.end() && c->is_object()) {
+        get(*c, "price_per_hour", s.cost.pricePerHour, "cost.");
+        get(*c, "currency", s.cost.currency, "cost.");
+        get(*c, "seconds_per_image", s.cost.secondsPerImage, "cost.");
+    }
+    get(j, "warnings", s.warnings, "");
     return s;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The JSON sidecar written next to every image (image.png -> image.json, and into the PNG as text
-// "diffusiondesk"): everything needed to reproduce and to audit a run. Schema: docs/sidecar.md.
+// The JSON sidecar written next to every image (image.png -> image.json; its stable part also goes into the
+// image: PNG iTXt "diffusiondesk", JPEG/WebP XMP): everything needed to reproduce and to audit a run. Schema: docs/sidecar.md.
 //
 //   Sidecar sc{.settings = result.settings, .modelName = "v1-5-pruned-emaonly.safetensors", ...};
 //   write(path, writeSidecar(sc));
@@ -19,26 +19,20 @@
 
 namespace dd::settings {
 
-inline constexpr const char* kSidecarSchema = "diffusiondesk.sidecar/1";
-inline constexpr int kSidecarSchemaVersion = 1;
+inline constexpr const char* kSidecarSchema = "diffusiondesk.sidecar/2";
+inline constexpr int kSidecarSchemaVersion = 2;
 
 class SidecarError : public MetadataError {
 public:
     using MetadataError::MetadataError;
 };
 
-// What can change the pixels for the same settings and seed (see ARCHITECTURE.md, Determinism).
-struct EnvironmentFingerprint {
-    std::string torchVersion;      // "2.5.1"
-    std::string device;            // "cuda:0 NVIDIA GeForce RTX 3060 (12 GB)", "cpu"
-    std::string dtype;             // "float16"
-    std::string attentionBackend;  // "sdpa-flash", "math", "sliced:4"
-    std::string offloadMode;       // "none", "model", "sequential"
-    std::string threads;           // CPU threads, as text ("8")
-    std::string deterministic;     // "on" / "off"
-    std::string os;                // "Debian GNU/Linux 12"
-
-    bool operator==(const EnvironmentFingerprint&) const = default;
+// What a run cost: the caller's price per hour (a cloud GPU, electricity) times the run's wall time per image.
+struct RunCost {
+    double pricePerHour = 0;       // 0 = not given
+    std::string currency = "USD";
+    double secondsPerImage = 0;    // the generation's wall time / images
+    double perImage() const { return pricePerHour * secondsPerImage / 3600.0; }
 };
 
 struct Sidecar {
@@ -47,19 +41,28 @@ struct Sidecar {
     std::string modelHash;       // A1111 short hash (10 hex)
     std::string modelSha256;     // full SHA-256 when computed, else ""
     std::vector<int64_t> seeds;  // one per image of the batch (settings.seed + i)
+    int imageIndex = 0;          // which image of the batch this file is (its seed: settings.seed + imageIndex)
     pipeline::StageTimings timings;
-    double peakMemoryBytes = 0;  // 0 = not measured
-    EnvironmentFingerprint environment;
-    std::string appVersion;      // "0.1.0"
+    pipeline::StageMemory memory;           // peak host / device bytes per stage (0 = not measured)
+    pipeline::Environment environment;      // what produced the pixels (device, precision, threads...)
+    std::vector<std::string> warnings;      // what the engine changed to make the run work
+    RunCost cost;
+    std::string appVersion;      // "0.1.0" (also environment.appVersion when the engine filled it)
     std::string createdAt;       // ISO 8601 UTC, filled by the caller ("2025-01-31T12:00:00Z")
 };
 
-// Pretty-printed JSON (2-space indent, keys in schema order), ending in a newline.
-std::string writeSidecar(const Sidecar& sidecar);
+// Which parts are written. Embedded: only what is the same on every rerun (no time, timings, memory peaks or
+// cost), for the copy inside the image, so a deterministic rerun writes a byte-identical file.
+enum class SidecarParts { Full, Embedded };
 
-// Throws SidecarError: not JSON, not an object, no "schema" ("not a DiffusionDesk sidecar"), a newer schema
-// version ("written by a newer DiffusionDesk (schema 2); this version reads schema 1"), or a field of the wrong
-// type (named). Unknown fields are ignored, so later minor additions stay readable. Size and UTF-8 are checked.
+// Pretty-printed JSON (2-space indent, keys in schema order), ending in a newline.
+std::string writeSidecar(const Sidecar& sidecar, SidecarParts parts = SidecarParts::Full);
+
+// Reads schema 2 and schema 1 (its environment strings and single peak_memory_bytes are mapped: see
+// docs/sidecar.md). Throws SidecarError: not JSON, not an object, no "schema" ("not a DiffusionDesk sidecar"), a
+// newer schema version ("written by a newer DiffusionDesk (schema 3); this version reads schema 2"), or a field
+// of the wrong type (named). Unknown fields are ignored, so later minor additions stay readable. Size and UTF-8
+// are checked.
 Sidecar readSidecar(std::string_view json);
 
 } // namespace dd::settings

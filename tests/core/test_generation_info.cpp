@@ -140,7 +140,11 @@ private slots:
         QVERIFY(anyWarningContains(*fallback, "not a DiffusionDesk sidecar"));
         QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"parameters", "\xff"}, {"prompt", "[]"}}));
         QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"prompt", std::string(kMaxMetadataText + 1, ' ')}}));
-        QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"parameters", "{\"prompt\": \"fooocus\"}"}}));
+        // JSON in "parameters" is Fooocus' own scheme: read, not refused.
+        const auto fooocus = readGenerationInfo({{"parameters", "{\"prompt\": \"fooocus\", \"steps\": 30}"}});
+        QCOMPARE(fooocus->format, std::string("fooocus"));
+        QCOMPARE(fooocus->settings.steps, 30);
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readGenerationInfo({{"parameters", "{\"prompt\": "}}));
     }
 
     void modelNamesAreBareFileNames() {

@@ -30,9 +30,22 @@ Sidecar sample() {
     s.modelHash = "6ce0161689";
     s.modelSha256 = std::string(64, 'a');
     s.seeds = {4294967295, 4294967296};
+    s.settings.plan.unet = dd::memory::Precision::FP16;
+    s.settings.plan.attention = dd::memory::Attention::Sliced;
+    s.settings.plan.attentionSliceSize = 4;
+    s.settings.plan.vaeTiling = true;
+    s.settings.plan.offload = dd::memory::Offload::Model;
+    s.settings.deterministic = true;
+    s.imageIndex = 1;
     s.timings = {1.5, 0.25, {0.1, 0.11, 0.12}, 0.8};
-    s.peakMemoryBytes = 3.5e9;
-    s.environment = {"2.5.1", "cuda:0 NVIDIA GeForce RTX 3060 (12 GB)", "float16", "sdpa", "none", "8", "on", "Debian 12"};
+    s.memory.load = {1000, 2000};
+    s.memory.encode = {3000, 4000};
+    s.memory.denoise = {5000, 3500000000};
+    s.memory.decode = {7000, 8000};
+    s.environment = {"0.1.0", "2.5.1", "NVIDIA GeForce RTX 3060", "unet=fp16 text_encoder=fp16 vae=fp32", "sliced", "model", 8, true};
+    s.warnings = {"VAE decode ran out of memory; retried with tiling"};
+    s.cost.pricePerHour = 3.6;
+    s.cost.secondsPerImage = 2.5;
     s.appVersion = "0.1.0";
     s.createdAt = "2025-01-31T12:00:00Z";
     return s;
@@ -55,7 +68,7 @@ private slots:
     void roundTrips() {
         const Sidecar s = sample();
         const std::string text = writeSidecar(s);
-        QVERIFY(text.rfind("{\n  \"schema\": \"diffusiondesk.sidecar/1\",", 0) == 0);
+        QVERIFY(text.rfind("{\n  \"schema\": \"diffusiondesk.sidecar/2\",", 0) == 0);
         QVERIFY(text.find("/home/alice") == std::string::npos);  // a shared image reveals no local paths
         const Sidecar back = readSidecar(text);
         GenerationSettings want = s.settings;
@@ -70,11 +83,43 @@ private slots:
         QCOMPARE(back.timings.encodeSeconds, 0.25);
         QCOMPARE(back.timings.stepSeconds, s.timings.stepSeconds);
         QCOMPARE(back.timings.decodeSeconds, 0.8);
-        QCOMPARE(back.peakMemoryBytes, 3.5e9);
-        QVERIFY(back.environment == s.environment);
+        QCOMPARE(back.imageIndex, 1);
+        QCOMPARE(back.memory.denoise.device, int64_t(3500000000));
+        QCOMPARE(back.memory.decode.host, int64_t(7000));
+        QCOMPARE(back.environment.precision, s.environment.precision);
+        QCOMPARE(back.environment.threads, 8);
+        QVERIFY(back.environment.deterministic);
+        QCOMPARE(back.warnings, s.warnings);
+        QCOMPARE(back.cost.pricePerHour, 3.6);
+        QCOMPARE(back.cost.perImage(), 0.0025);
+        QVERIFY(back.settings.plan == s.settings.plan);
+        QVERIFY(back.settings.deterministic);
         QCOMPARE(back.appVersion, s.appVersion);
         QCOMPARE(back.createdAt, s.createdAt);
         QCOMPARE(writeSidecar(back), writeSidecar([&] { Sidecar t = s; t.settings = want; return t; }()));
+    }
+
+    // The copy inside an image holds nothing that changes between reruns.
+    void embeddedPartHasNoTimeOrCost() {
+        const std::string text = writeSidecar(sample(), SidecarParts::Embedded);
+        for (const char* k : {"created_at", "timings", "memory", "cost"}) QVERIFY2(text.find(std::string("\"") + k + "\"") == std::string::npos, k);
+        const Sidecar back = readSidecar(text);
+        QVERIFY(back.settings.plan == sample().settings.plan);
+        QCOMPARE(back.imageIndex, 1);
+    }
+
+    // Schema 1 files (session 1) still read: environment strings and the single peak are mapped.
+    void readsSchema1() {
+        const Sidecar s = readSidecar(R"({"schema": "diffusiondesk.sidecar/1", "settings": {"prompt": "p", "seed": 5},
+            "peak_memory_bytes": 3500000000, "environment": {"torch_version": "2.5.1", "device": "cpu", "dtype": "float16",
+            "attention_backend": "sdpa", "offload_mode": "none", "threads": "8", "deterministic": "on", "os": "Debian 12"}})");
+        QCOMPARE(s.settings.prompt, std::string("p"));
+        QCOMPARE(s.memory.denoise.device, int64_t(3500000000));
+        QCOMPARE(s.environment.precision, std::string("float16"));
+        QCOMPARE(s.environment.attention, std::string("sdpa"));
+        QCOMPARE(s.environment.threads, 8);
+        QVERIFY(s.environment.deterministic);
+        QCOMPARE(s.imageIndex, 0);
     }
 
     void toleratesMissingAndUnknownFields() {
@@ -94,7 +139,11 @@ private slots:
         expectError(R"({"settings": {}})", "no \"schema\" field");
         expectError(R"({"schema": 1, "settings": {}})", "must be a string");
         expectError(R"({"schema": "invokeai/3", "settings": {}})", "not a DiffusionDesk sidecar");
-        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {}})", "newer DiffusionDesk (schema 2)");
+        expectError(R"({"schema": "diffusiondesk.sidecar/3", "settings": {}})", "newer DiffusionDesk (schema 3)");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {}, "memory": {"load": {"host_bytes": 1e300}}})", "out of range");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"memory_plan": {"attention": "magic"}}})", "wrong type");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"memory_plan": {"threads": 1e30}}})", "out of range");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {}, "image_index": -1})", "out of range");
         expectError(R"({"schema": "diffusiondesk.sidecar/0", "settings": {}})", "does not exist");
         expectError(R"({"schema": "diffusiondesk.sidecar/one", "settings": {}})", "not a number");
         expectError(R"({"schema": "diffusiondesk.sidecar/1"})", "no \"settings\"");

@@ -1,0 +1,31 @@
+// Helper for test_crash_safety: exports images in a loop until killed (kill -9 from the test).
+// usage: crash_writer DIR SIZE   — writes DIR/img-00001.png, ... (SIZE x SIZE noise, deterministic per index)
+#include "imaging/export.h"
+
+#include <cstdlib>
+#include <string>
+
+dd::pipeline::Image pattern(int size, int index) {
+    dd::pipeline::Image img{size, size, {}};
+    img.rgb.resize(std::size_t(size) * size * 3);
+    uint32_t x = 2463534242u + uint32_t(index);
+    for (auto& b : img.rgb) {  // xorshift: incompressible, so every write takes a while
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        b = uint8_t(x);
+    }
+    return img;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) return 2;
+    const std::string dir = argv[1];
+    const int size = std::atoi(argv[2]);
+    dd::settings::Sidecar sc;
+    sc.settings.prompt = "crash test";
+    for (int i = 1;; ++i) {
+        sc.settings.seed = i;
+        char name[32];
+        std::snprintf(name, sizeof name, "/img-%05d.png", i);
+        dd::imaging::exportImageAs(dir + name, dd::imaging::ExportFormat::Png, 95, pattern(size, i), sc, "m");
+    }
+}
