@@ -27,8 +27,9 @@ get_filename_component(_dd_wheel_site ${DD_TORCH_DIR} DIRECTORY)
 file(GLOB _dd_wheel_lib_dirs LIST_DIRECTORIES true ${_dd_wheel_site}/nvidia/*/lib)
 set(_dd_dlopened "")
 if(DD_TORCH_CUDA)
-  # CUDA linear algebra and the NVRTC shim (torch), cuDNN's per-operation libraries, NVRTC's builtins.
-  file(GLOB _dd_dlopened ${DD_TORCH_LIB_DIR}/libtorch_cuda_linalg.so ${DD_TORCH_LIB_DIR}/libcaffe2_nvrtc.so
+  # CUDA linear algebra (torch), cuDNN's per-operation libraries, NVRTC's builtins. (libcaffe2_nvrtc is
+  # only for Python's torch: libtorch_cuda links NVRTC itself; it would also demand the driver's libcuda.)
+  file(GLOB _dd_dlopened ${DD_TORCH_LIB_DIR}/libtorch_cuda_linalg.so
     ${_dd_wheel_site}/nvidia/cudnn/lib/libcudnn*.so.* ${_dd_wheel_site}/nvidia/cu13/lib/libnvrtc-builtins.so.*)
 endif()
 set(_dd_exe_files "")
