@@ -40,6 +40,8 @@ foreach(lib IN LISTS _resolved)
   # The wheel's RPATHs ($ORIGIN/../../nvidia/...) would look outside the install prefix: keep only $ORIGIN.
   get_filename_component(name "${lib}" NAME)
   set(installed "$ENV{DESTDIR}${_dest}/${name}")
+  unset(_rpath)
+  unset(_runpath)  # READ_ELF leaves a variable untouched when the entry is missing
   file(READ_ELF "${installed}" RPATH _rpath RUNPATH _runpath CAPTURE_ERROR _err)
   if(_rpath OR _runpath)
     file(RPATH_SET FILE "${installed}" NEW_RPATH "$ORIGIN")
