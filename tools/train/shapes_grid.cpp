@@ -1,0 +1,63 @@
+// dd_shapes_grid: renders the prompt-following cases through the Engine into one labelled PNG grid
+// (docs/screenshots/embedded_grid.png) and prints what the OpenCV analysis reads in each picture.
+//
+//   build/bin/dd_shapes_grid resources/models/shapes docs/screenshots/embedded_grid.png [count]
+#include "core/pipeline/engine.h"
+#include "tools/train/shapes_analysis.h"
+#include "tools/train/shapes_prompts.h"
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <chrono>
+#include <cstdio>
+
+using namespace dd;
+
+int main(int argc, char** argv) try {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: dd_shapes_grid MODEL_DIR OUT.png [count]\n");
+        return 2;
+    }
+    const auto cases = shapes::promptCases();
+    const int count = argc > 3 ? std::min(std::atoi(argv[3]), int(cases.size())) : 24;
+    constexpr int kCols = 6, kCell = shapes::kImageSize, kLabel = 34;
+    const int rows = (count + kCols - 1) / kCols;
+    cv::Mat grid(rows * (kCell + kLabel), kCols * kCell, CV_8UC3, cv::Scalar(255, 255, 255));
+    pipeline::Engine engine;
+    pipeline::CancelToken cancel;
+    int right = 0;
+    for (int i = 0; i < count; ++i) {
+        settings::GenerationSettings s;
+        s.model = argv[1];
+        s.prompt = cases[i].prompt;
+        s.seed = cases[i].seed;
+        s.width = s.height = kCell;
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = engine.generate(s, cancel, nullptr);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const auto& img = r.images.at(0);
+        cv::Mat rgb(img.height, img.width, CV_8UC3, const_cast<uint8_t*>(img.rgb.data()));
+        const auto a = shapes::analyse(rgb);
+        const bool ok = a.colour == cases[i].colour && a.shape == cases[i].shape;
+        right += ok;
+        std::printf("%s %5.2f s  %s → %s\n", ok ? "ok  " : "MISS", secs, s.prompt.c_str(), a.describe().c_str());
+        const int x = (i % kCols) * kCell, y = (i / kCols) * (kCell + kLabel);
+        cv::Mat bgr;
+        cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+        bgr.copyTo(grid(cv::Rect(x, y, kCell, kCell)));
+        // The prompt in two short lines under the picture (without the leading "a ").
+        std::string text = s.prompt.substr(2);
+        const auto in = text.find(" in the "), on = text.find(" on a ");
+        const auto cut = in != std::string::npos ? in : on;
+        const std::string l1 = text.substr(0, cut), l2 = cut == std::string::npos ? "" : text.substr(cut + 1);
+        cv::putText(grid, l1, {x + 3, y + kCell + 13}, cv::FONT_HERSHEY_PLAIN, 0.8, {0, 0, 0}, 1, cv::LINE_AA);
+        cv::putText(grid, l2, {x + 3, y + kCell + 28}, cv::FONT_HERSHEY_PLAIN, 0.75, {80, 80, 80}, 1, cv::LINE_AA);
+    }
+    std::printf("prompt following: %d / %d\n", right, count);
+    if (!cv::imwrite(argv[2], grid)) throw std::runtime_error(std::string(argv[2]) + ": cannot write the PNG");
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "dd_shapes_grid: %s\n", e.what());
+    return 1;
+}

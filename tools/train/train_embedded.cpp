@@ -1,0 +1,338 @@
+// dd_train_embedded: trains DiffusionDesk's embedded text-to-image model from scratch on procedurally drawn
+// shape scenes (shapes_scene.h) and writes it as a diffusers folder.
+//
+//   nice -n 10 build/bin/dd_train_embedded --work build/train-shapes --out resources/models/shapes
+//
+// Phase 1 trains the AutoencoderKL (L1 + MSE reconstruction, tiny KL), phase 2 encodes a fixed set of scenes
+// to latents once, phase 3 trains the UNet and the CLIP text encoder together with the epsilon objective
+// (10 % empty captions, for classifier-free guidance). Every random choice derives from --seed and the step
+// number, and the state (weights, Adam moments, step) is checkpointed to --work every few minutes: rerunning
+// the same command resumes where it stopped, and the diffusers folder is re-exported at each checkpoint.
+#include "core/nn/clip_text.h"
+#include "core/nn/unet.h"
+#include "core/nn/vae.h"
+#include "core/text/clip_tokenizer.h"
+#include "tools/train/diffusers_export.h"
+#include "tools/train/embedded_configs.h"
+#include "tools/train/shapes_scene.h"
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+using namespace dd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+    fs::path work = "build/train-shapes";
+    fs::path out = "resources/models/shapes";
+    fs::path vocab = "resources/clip/bpe_simple_vocab_16e6.txt.gz";
+    uint64_t seed = 1;
+    int threads = 2;
+    int vaeSteps = 1500, vaeBatch = 4;
+    int vaeSize = 64;  // the autoencoder trains on half-size renders (same proportions, 4× cheaper)
+    int latentCount = 4096;
+    int unetSteps = 3000, unetBatch = 32;
+    double vaeLr = 1e-3, unetLr = 1e-3;
+    double checkpointMinutes = 4;
+};
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--work") o.work = value();
+        else if (a == "--out") o.out = value();
+        else if (a == "--vocab") o.vocab = value();
+        else if (a == "--seed") o.seed = std::stoull(value());
+        else if (a == "--threads") o.threads = std::stoi(value());
+        else if (a == "--vae-steps") o.vaeSteps = std::stoi(value());
+        else if (a == "--vae-batch") o.vaeBatch = std::stoi(value());
+        else if (a == "--vae-size") o.vaeSize = std::stoi(value());
+        else if (a == "--latents") o.latentCount = std::stoi(value());
+        else if (a == "--unet-steps") o.unetSteps = std::stoi(value());
+        else if (a == "--unet-batch") o.unetBatch = std::stoi(value());
+        else if (a == "--checkpoint-minutes") o.checkpointMinutes = std::stod(value());
+        else throw std::invalid_argument("unknown option " + a + " (see the comment at the top of train_embedded.cpp)");
+    }
+    return o;
+}
+
+// Scenes as a [B, 3, 128, 128] batch in [−1, 1].
+torch::Tensor toTensor(const std::vector<cv::Mat>& images) {
+    auto t = torch::empty({int64_t(images.size()), images[0].rows, images[0].cols, 3}, torch::kUInt8);
+    for (size_t i = 0; i < images.size(); ++i)
+        std::memcpy(t[int64_t(i)].data_ptr(), images[i].data, images[i].total() * images[i].elemSize());
+    return t.permute({0, 3, 1, 2}).to(torch::kFloat32).div(127.5).sub(1.0).contiguous();
+}
+
+struct State {
+    int vaeStep = 0, unetStep = 0;
+    double scalingFactor = 0;
+    nlohmann::json log = nlohmann::json::array();  // {phase, step, loss, seconds}
+};
+
+State loadState(const fs::path& p) {
+    State s;
+    if (!fs::exists(p)) return s;
+    std::ifstream in(p);
+    const auto j = nlohmann::json::parse(in);
+    s.vaeStep = j.at("vae_step");
+    s.unetStep = j.at("unet_step");
+    s.scalingFactor = j.at("scaling_factor");
+    s.log = j.at("log");
+    return s;
+}
+
+void saveState(const fs::path& p, const State& s) {
+    const nlohmann::json j = {{"vae_step", s.vaeStep}, {"unet_step", s.unetStep}, {"scaling_factor", s.scalingFactor}, {"log", s.log}};
+    std::ofstream(p.string() + ".tmp") << j.dump(1);
+    fs::rename(p.string() + ".tmp", p);
+}
+
+template <typename M>
+void saveModule(M& m, const fs::path& p) {
+    torch::save(m, p.string() + ".tmp");
+    fs::rename(p.string() + ".tmp", p);
+}
+void saveOptimizer(torch::optim::Optimizer& o, const fs::path& p) {
+    torch::save(o, p.string() + ".tmp");
+    fs::rename(p.string() + ".tmp", p);
+}
+
+double lrAt(double base, int step) { return base * std::min(1.0, (step + 1) / 100.0); }  // linear warm-up, then flat
+
+struct Running {
+    double sum = 0;
+    int n = 0;
+    void add(double v) { sum += v, ++n; }
+    double take() { const double m = n ? sum / n : 0; sum = 0, n = 0; return m; }
+};
+
+} // namespace
+
+int main(int argc, char** argv) try {
+    const Options o = parse(argc, argv);
+    torch::set_num_threads(o.threads);
+    at::set_num_interop_threads(1);
+    fs::create_directories(o.work);
+    const fs::path statePath = o.work / "state.json";
+    State st = loadState(statePath);
+    const auto started = Clock::now();
+    auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+
+    torch::manual_seed(o.seed);
+    nn::AutoencoderKL vae(nn::VaeConfig::fromJson(train::vaeConfig(1.0)));
+    torch::manual_seed(o.seed + 1);
+    nn::UNet2DConditionModel unet(nn::UNetConfig::fromJson(train::unetConfig()));
+    torch::manual_seed(o.seed + 2);
+    nn::ClipTextModel te(nn::ClipTextConfig::fromJson(train::textEncoderConfig(), false));
+    {
+        // transformers' initialisation for the embeddings (N(0, 0.02)); libtorch's N(0, 1) starts the tiny
+        // encoder saturated.
+        torch::NoGradGuard ng;
+        te->text_model->embeddings->token_embedding->weight.normal_(0, 0.02);
+        te->text_model->embeddings->position_embedding->weight.normal_(0, 0.01);
+    }
+    auto count = [](torch::nn::Module& m) {
+        int64_t n = 0;
+        for (const auto& p : m.parameters()) n += p.numel();
+        return n;
+    };
+    std::printf("parameters: vae %lld, unet %lld, text encoder %lld\n", (long long)count(*vae), (long long)count(*unet),
+                (long long)count(*te));
+
+    // ---------------------------------------------------------------- phase 1: autoencoder
+    torch::optim::Adam vaeOpt(vae->parameters(), torch::optim::AdamOptions(o.vaeLr));
+    if (fs::exists(o.work / "vae.pt")) {
+        torch::load(vae, (o.work / "vae.pt").string());
+        if (fs::exists(o.work / "vae_opt.pt")) torch::load(vaeOpt, (o.work / "vae_opt.pt").string());
+    }
+    auto lastCheckpoint = Clock::now();
+    auto due = [&] { return std::chrono::duration<double>(Clock::now() - lastCheckpoint).count() > o.checkpointMinutes * 60; };
+    if (st.vaeStep < o.vaeSteps) {
+        vae->train();
+        Running loss;
+        while (st.vaeStep < o.vaeSteps) {
+            const int step = st.vaeStep;
+            for (auto& g : vaeOpt.param_groups()) g.options().set_lr(lrAt(o.vaeLr, step));
+            std::vector<cv::Mat> imgs;
+            for (int i = 0; i < o.vaeBatch; ++i) {
+                cv::Mat img = shapes::render(shapes::randomScene(shapes::mix(o.seed * 1000003 + uint64_t(step) * 64 + i)));
+                if (o.vaeSize != img.cols) cv::resize(img, img, cv::Size(o.vaeSize, o.vaeSize), 0, 0, cv::INTER_AREA);
+                imgs.push_back(img);
+            }
+            const auto x = toTensor(imgs);
+            auto gen = at::detail::createCPUGenerator(o.seed * 7919 + uint64_t(step));
+            const auto dist = vae->encode(x);
+            const auto z = dist.sample(gen);
+            const auto y = vae->decode(z);
+            const auto kl = 0.5 * (dist.mean.pow(2) + dist.logvar.exp() - 1 - dist.logvar).mean();
+            const auto l = (y - x).abs().mean() + (y - x).pow(2).mean() + 1e-4 * kl;
+            vaeOpt.zero_grad();
+            l.backward();
+            torch::nn::utils::clip_grad_norm_(vae->parameters(), 1.0);
+            vaeOpt.step();
+            loss.add(l.item<double>());
+            ++st.vaeStep;
+            if (st.vaeStep % 25 == 0) {
+                const double m = loss.take();
+                st.log.push_back({{"phase", "vae"}, {"step", st.vaeStep}, {"loss", m}, {"seconds", seconds()}});
+                std::printf("vae  step %5d  loss %.4f  %.0f s\n", st.vaeStep, m, seconds());
+                std::fflush(stdout);
+            }
+            if (due() || st.vaeStep == o.vaeSteps) {
+                saveModule(vae, o.work / "vae.pt");
+                saveOptimizer(vaeOpt, o.work / "vae_opt.pt");
+                saveState(statePath, st);
+                lastCheckpoint = Clock::now();
+            }
+        }
+    }
+    vae->eval();
+    for (auto& p : vae->parameters()) p.set_requires_grad(false);
+    {
+        // Reconstruction check at full size on held-out scenes: a picture and a number for the log.
+        torch::NoGradGuard ng;
+        std::vector<cv::Mat> imgs;
+        for (int i = 0; i < 8; ++i) imgs.push_back(shapes::render(shapes::randomScene(shapes::mix(o.seed + 999000 + i))));
+        const auto x = toTensor(imgs);
+        const auto y = vae->decode(vae->encode(x).mean).clamp(-1, 1);
+        const double mae = (y - x).abs().mean().item<double>() * 127.5;
+        std::printf("vae reconstruction at %d px: mean abs error %.2f / 255\n", shapes::kImageSize, mae);
+        st.log.push_back({{"phase", "vae_eval"}, {"step", st.vaeStep}, {"mae_255", mae}, {"seconds", seconds()}});
+        const auto rows = torch::cat({x, y}, 2).add(1).mul(127.5).round().clamp(0, 255).to(torch::kUInt8);  // [8,3,256,128]
+        const auto strip = rows.permute({2, 0, 3, 1}).reshape({2 * shapes::kImageSize, 8 * shapes::kImageSize, 3}).contiguous();
+        cv::Mat rgb(int(strip.size(0)), int(strip.size(1)), CV_8UC3, strip.data_ptr()), bgr;
+        cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+        cv::imwrite((o.work / "vae_reconstruction.png").string(), bgr);
+    }
+
+    // ---------------------------------------------------------------- phase 2: latents of a fixed scene set
+    const fs::path latentPath = o.work / "latents.pt";
+    torch::Tensor latents;
+    if (fs::exists(latentPath)) {
+        torch::load(latents, latentPath.string());
+    } else {
+        torch::NoGradGuard ng;
+        std::vector<torch::Tensor> parts;
+        for (int i = 0; i < o.latentCount; i += 32) {
+            std::vector<cv::Mat> imgs;
+            for (int k = i; k < std::min(o.latentCount, i + 32); ++k)
+                imgs.push_back(shapes::render(shapes::randomScene(shapes::mix(o.seed * 2654435761ull + uint64_t(k)))));
+            parts.push_back(vae->encode(toTensor(imgs)).mean);
+        }
+        latents = torch::cat(parts);
+        torch::save(latents, latentPath.string());
+        std::printf("encoded %d scenes to latents in %.0f s\n", o.latentCount, seconds());
+    }
+    if (st.scalingFactor == 0) st.scalingFactor = 1.0 / latents.std().item<double>();
+    std::printf("latent std %.4f → scaling_factor %.5f\n", 1.0 / st.scalingFactor, st.scalingFactor);
+    latents = latents * st.scalingFactor;
+
+    // Captions of the fixed scenes, tokenized once per distinct text.
+    const auto tok = text::ClipTokenizer::fromBundledVocab(o.vocab);
+    std::unordered_map<std::string, torch::Tensor> idsCache;
+    auto ids = [&](const std::string& text) {
+        auto it = idsCache.find(text);
+        if (it == idsCache.end()) {
+            const auto v = tok.encodePadded(text).ids;
+            it = idsCache.emplace(text, torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64)).first;
+        }
+        return it->second;
+    };
+
+    // ---------------------------------------------------------------- phase 3: UNet + text encoder
+    std::vector<torch::Tensor> params = unet->parameters();
+    for (const auto& p : te->parameters()) params.push_back(p);
+    torch::optim::AdamW opt(params, torch::optim::AdamWOptions(o.unetLr).weight_decay(0.0));
+    if (fs::exists(o.work / "unet.pt")) {
+        torch::load(unet, (o.work / "unet.pt").string());
+        torch::load(te, (o.work / "text_encoder.pt").string());
+        if (fs::exists(o.work / "unet_opt.pt")) torch::load(opt, (o.work / "unet_opt.pt").string());
+    }
+    // SD's scaled-linear schedule: betas = linspace(√β0, √β1, 1000)².
+    const auto betas = torch::linspace(std::sqrt(0.00085), std::sqrt(0.012), 1000, torch::kFloat64).pow(2);
+    const auto alphasCumprod = (1 - betas).cumprod(0).to(torch::kFloat32);
+    auto exportNow = [&] {
+        train::ExportInfo info;
+        info.scalingFactor = st.scalingFactor;
+        info.metadata = {{"dd_recipe", "tools/train/train_embedded.cpp"}, {"dd_seed", std::to_string(o.seed)},
+                         {"dd_vae_steps", std::to_string(st.vaeStep)}, {"dd_unet_steps", std::to_string(st.unetStep)}};
+        unet->eval();
+        te->eval();
+        train::exportDiffusersFolder(o.out, unet, vae, te, info, o.vocab);
+        unet->train();
+        te->train();
+        std::printf("exported %s (unet step %d)\n", o.out.c_str(), st.unetStep);
+        std::fflush(stdout);
+    };
+    unet->train();
+    te->train();
+    Running loss;
+    while (st.unetStep < o.unetSteps) {
+        const int step = st.unetStep;
+        for (auto& g : opt.param_groups()) g.options().set_lr(lrAt(o.unetLr, step));
+        std::vector<int64_t> index;
+        std::vector<torch::Tensor> tokens;
+        for (int i = 0; i < o.unetBatch; ++i) {
+            const uint64_t h = shapes::mix(o.seed * 0x51ED27ull + uint64_t(step) * 1024 + i);
+            const int k = int(shapes::unit(h) * o.latentCount);
+            index.push_back(k);
+            const auto scene = shapes::randomScene(shapes::mix(o.seed * 2654435761ull + uint64_t(k)));
+            const bool empty = shapes::unit(shapes::mix(h + 1)) < 0.1;
+            tokens.push_back(ids(empty ? std::string() : shapes::caption(scene, shapes::randomParts(h))));
+        }
+        const auto x0 = latents.index_select(0, torch::tensor(index));
+        auto gen = at::detail::createCPUGenerator(o.seed * 104729 + uint64_t(step));
+        const auto noise = torch::randn(x0.sizes(), gen);
+        const auto t = torch::randint(0, 1000, {o.unetBatch}, gen, torch::kInt64);
+        const auto ab = alphasCumprod.index_select(0, t).view({-1, 1, 1, 1});
+        const auto xt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise;
+        const auto context = te->forward(torch::stack(tokens)).lastHiddenState;
+        const auto eps = unet->forward(xt, t.to(torch::kFloat32), context);
+        const auto l = torch::mse_loss(eps, noise);
+        opt.zero_grad();
+        l.backward();
+        torch::nn::utils::clip_grad_norm_(params, 1.0);
+        opt.step();
+        loss.add(l.item<double>());
+        ++st.unetStep;
+        if (st.unetStep % 25 == 0) {
+            const double m = loss.take();
+            st.log.push_back({{"phase", "unet"}, {"step", st.unetStep}, {"loss", m}, {"seconds", seconds()}});
+            std::printf("unet step %5d  loss %.4f  %.0f s\n", st.unetStep, m, seconds());
+            std::fflush(stdout);
+        }
+        if (due() || st.unetStep == o.unetSteps) {
+            saveModule(unet, o.work / "unet.pt");
+            saveModule(te, o.work / "text_encoder.pt");
+            saveOptimizer(opt, o.work / "unet_opt.pt");
+            saveState(statePath, st);
+            exportNow();
+            lastCheckpoint = Clock::now();
+        }
+    }
+    if (!fs::exists(o.out / "model_index.json")) exportNow();
+    saveState(statePath, st);
+    std::printf("done in %.0f s\n", seconds());
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "dd_train_embedded: %s\n", e.what());
+    return 1;
+}
