@@ -1,9 +1,140 @@
+// diffusiondesk-cli verify FILE [--image PNG] [--model M] [--models DIR]: rerun what a result was made with
+// and compare the pixels hash for hash (issue 8, docs/determinism.md).
+//
+// FILE: an image with DiffusionDesk / A1111 metadata, a sidecar (.json), or a plain settings JSON.
+// Compared image: --image, else FILE itself when it is an image, else the image next to a sidecar (x.json →
+// x.png / .webp / .jpg); with none, the settings run twice and the two runs are compared.
+// Exit status: 0 identical, 3 not identical, 1 for errors (bad file, model not found...).
 #include "app/cli_commands.h"
+#include "core/compare/verify.h"
+#include "core/pipeline/engine.h"
+#include "core/settings/model_lookup.h"
+#include "core/settings/restore.h"
+#include "imaging/compare.h"
+#include "imaging/png.h"
 
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
 #include <stdexcept>
 
 namespace dd::cli {
+namespace {
 
-int verifyCommand(const std::vector<std::string>&) { throw std::invalid_argument("verify is not built yet"); }
+namespace fs = std::filesystem;
+
+constexpr int kNotIdentical = 3;
+
+struct VerifyOptions {
+    std::string file, image, model;
+    std::vector<std::string> modelFolders;
+};
+
+VerifyOptions parse(const std::vector<std::string>& args) {
+    VerifyOptions o;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.rfind("--", 0) != 0) {
+            if (!o.file.empty()) throw std::invalid_argument("verify takes one FILE (got '" + o.file + "' and '" + a + "')");
+            o.file = a;
+            continue;
+        }
+        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+        const std::string& v = args[++i];
+        if (a == "--image") o.image = v;
+        else if (a == "--model") o.model = v;
+        else if (a == "--models") o.modelFolders.push_back(v);
+        else throw std::invalid_argument("unknown option '" + a + "' for verify");
+    }
+    if (o.file.empty())
+        throw std::invalid_argument("verify needs a FILE: an image with generation metadata, a sidecar .json or a settings .json");
+    return o;
+}
+
+bool isImageFile(const std::string& path) {
+    std::string ext = fs::path(path).extension().string();
+    for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
+}
+
+// The image a sidecar describes: same name, an image extension.
+std::string imageNextTo(const std::string& sidecar) {
+    for (const char* ext : {".png", ".webp", ".jpg", ".jpeg"}) {
+        const auto p = fs::path(sidecar).replace_extension(ext);
+        if (fs::is_regular_file(p)) return p.string();
+    }
+    return "";
+}
+
+std::string folderOf(const std::string& path) {
+    const auto parent = fs::path(path).parent_path();
+    return parent.empty() ? "." : parent.string();
+}
+
+} // namespace
+
+int verifyCommand(const std::vector<std::string>& args) {
+    const VerifyOptions o = parse(args);
+    if (!fs::is_regular_file(o.file)) throw std::invalid_argument(o.file + ": no such file");
+    const settings::Restored r = settings::restoreFromFile(o.file);
+
+    compare::Recorded recorded;
+    recorded.settings = r.settings;
+    int index = 0;
+    if (r.sidecar) {
+        recorded.settings = r.sidecar->settings;
+        index = r.sidecar->imageIndex;
+        // An environment without a torch version was never filled (older writers): unknown, not "different".
+        if (!r.sidecar->environment.torchVersion.empty()) recorded.environment = r.sidecar->environment;
+    }
+    for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
+
+    // The model: --model, else the demo by name, else the recorded hash / name among --models (or FILE's folder).
+    if (!o.model.empty()) {
+        recorded.settings.model = o.model;
+    } else {
+        const std::string& recordedModel = r.sidecar ? r.sidecar->settings.model : r.settings.model;
+        const std::string name = recordedModel.rfind("demo:", 0) == 0 ? recordedModel : r.modelName;
+        std::vector<std::string> folders = o.modelFolders;
+        if (folders.empty() && name.rfind("demo:", 0) != 0) folders.push_back(folderOf(o.file));
+        recorded.settings.model = settings::resolveRestoredModel(name, r.modelHash, folders);
+    }
+
+    std::optional<pipeline::Image> init;
+    if (!recorded.settings.initImage.empty()) {
+        // Metadata names a bare file; it is looked up only next to FILE.
+        const auto inside = settings::resolveInsideFolder(folderOf(o.file), fs::path(recorded.settings.initImage).filename().string());
+        if (!inside)
+            throw std::invalid_argument(o.file + " was made from the init image '" + recorded.settings.initImage +
+                                        "'; put it next to " + o.file + " to verify it");
+        init = imaging::readImage(*inside);
+        recorded.settings.initImage = *inside;
+    }
+
+    const std::string imagePath = !o.image.empty() ? o.image : isImageFile(o.file) ? o.file : imageNextTo(o.file);
+    if (!imagePath.empty()) recorded.images.push_back({index, imaging::readImage(imagePath)});
+
+    const auto& s = recorded.settings;
+    std::cout << "verify:  " << o.file << (imagePath.empty() || imagePath == o.file ? "" : " against " + imagePath) << "\n"
+              << "rerun:   " << s.model << ", " << s.width << "x" << s.height << ", seed " << s.seed << ", " << s.steps
+              << " steps, " << s.sampler << ", batch " << s.batchSize << ", determinism " << (s.deterministic ? "on" : "off")
+              << "\n";
+    pipeline::Engine engine;
+    pipeline::CancelToken cancel;
+    const compare::VerifyReport report = compare::verify(engine, recorded, cancel, nullptr, init ? &*init : nullptr);
+    std::cout << compare::describe(report);
+    if (!report.identical && !recorded.images.empty() && report.images[0].pixels.sameSize) {
+        const double ssim = imaging::ssim(recorded.images[0].image, report.rerun.images[size_t(report.images[0].index)]);
+        if (!std::isnan(ssim)) std::printf("  SSIM %.5f\n", ssim);
+        if (!imagePath.empty() && fs::path(imagePath).extension() != ".png" && fs::path(imagePath).extension() != ".PNG")
+            std::cout << "note: " << imagePath << " is lossy (JPEG/WebP): its pixels cannot match a rerun; verify the PNG\n";
+    }
+    const auto& e = report.rerun.environment;
+    std::cout << "now:     DiffusionDesk " << e.appVersion << ", torch " << e.torchVersion << ", " << e.device << ", "
+              << e.precision << ", attention " << e.attention << ", offload " << e.offload << ", " << e.threads
+              << " threads\n";
+    return report.identical ? 0 : kNotIdentical;
+}
 
 } // namespace dd::cli

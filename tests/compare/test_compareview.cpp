@@ -1,0 +1,215 @@
+// The compare view offscreen: the numbers shown for known pairs, modes, heatmap, shared zoom and pan, the
+// differing settings list, and ABRunner's sequencing.
+#include "ui/compareview.h"
+
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTreeWidget>
+#include <QWheelEvent>
+#include <QtTest>
+
+using namespace dd;
+
+namespace {
+
+// A gradient with some structure; values stay ≤ 245 so +10 never clips.
+pipeline::Image gradient(int w, int h, int offset = 0) {
+    pipeline::Image img{w, h, std::vector<uint8_t>(size_t(w) * size_t(h) * 3)};
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            for (int c = 0; c < 3; ++c)
+                img.rgb[(size_t(y) * size_t(w) + size_t(x)) * 3 + size_t(c)] = uint8_t((x * 3 + y * 2 + c * 40 + (x * y) % 17) % 236 + offset);
+    return img;
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(dd::pipeline::GenerationResult)
+Q_DECLARE_METATYPE(dd::settings::GenerationSettings)
+
+class TestCompareView : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        qRegisterMetaType<pipeline::GenerationResult>();
+        qRegisterMetaType<settings::GenerationSettings>();
+    }
+
+    void numbersForAConstantOffset() {
+        ui::CompareView view;
+        view.resize(800, 500);
+        view.show();
+        view.setImages(gradient(40, 32), gradient(40, 32, 10));
+        const QString text = view.findChild<QLabel*>("compareNumbers")->text();
+        QCOMPARE(text, view.metricsText());
+        // |diff| = 10 everywhere: MSE 100, PSNR 10·log10(255²/100) = 28.13 dB.
+        QVERIFY2(text.contains("max |diff| 10 ") && text.contains("mean |diff| 10.00") && text.contains("PSNR 28.13 dB") &&
+                     text.contains("1280 of 1280 pixels differ"),
+                 qPrintable(text));
+        QVERIFY(view.metrics()->ssim > 0.9 && view.metrics()->ssim < 1.0);
+        QVERIFY(text.contains("SSIM " + QString::number(view.metrics()->ssim, 'f', 4)));
+    }
+
+    void identicalAndDifferentSizes() {
+        ui::CompareView view;
+        view.setImages(gradient(24, 24), gradient(24, 24));
+        QVERIFY2(view.metricsText().startsWith("Identical pixels"), qPrintable(view.metricsText()));
+        view.setImages(gradient(24, 24), gradient(32, 24));
+        QVERIFY2(view.metricsText().contains("Sizes differ (24×24 vs 32×24)"), qPrintable(view.metricsText()));
+        view.setHeatmap(true);
+        QVERIFY(!view.heatmap());  // nothing to show for different sizes
+        view.setImages(gradient(8, 8), gradient(8, 8, 1));
+        QVERIFY2(view.metricsText().contains("SSIM n/a"), qPrintable(view.metricsText()));
+    }
+
+    void modesAndHeatmapChangeWhatIsDrawn() {
+        ui::CompareView view;
+        view.resize(600, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto a = gradient(64, 48), b = a;
+        for (int i = 0; i < 300; ++i) b.rgb[size_t(i) * 7] ^= 0x40;
+        view.setImages(a, b);
+        auto* canvas = view.findChild<QWidget*>("compareCanvas");
+        QVERIFY(canvas);
+        const QImage sideBySide = canvas->grab().toImage();
+
+        view.setHeatmap(true);
+        QVERIFY(view.heatmap());
+        QVERIFY(view.findChild<QCheckBox*>()->isChecked());
+        const QImage withHeat = canvas->grab().toImage();
+        QVERIFY(withHeat != sideBySide);
+        view.setHeatmap(false);
+
+        QSignalSpy modes(&view, &ui::CompareView::modeChanged);
+        view.findChild<QPushButton*>("modeBlink")->click();
+        QCOMPARE(view.mode(), ui::CompareView::Mode::Blink);
+        QCOMPARE(modes.count(), 1);
+        view.setBlinkInterval(0);  // the test flips by hand
+        QVERIFY(!view.blinkShowsB());
+        const QImage showA = canvas->grab().toImage();
+        view.toggleBlink();
+        QVERIFY(view.blinkShowsB());
+        QVERIFY(canvas->grab().toImage() != showA);
+        QTest::mouseClick(canvas, Qt::LeftButton);  // a click flips back
+        QVERIFY(!view.blinkShowsB());
+
+        view.setMode(ui::CompareView::Mode::Swipe);
+        QVERIFY(view.findChild<QPushButton*>("modeSwipe")->isChecked());
+        auto* slider = view.findChild<QSlider*>();
+        QVERIFY(slider->isVisible());
+        view.setSwipePosition(0.25);
+        QCOMPARE(view.swipePosition(), 0.25);
+        const QImage quarter = canvas->grab().toImage();
+        view.setSwipePosition(0.75);
+        QVERIFY(canvas->grab().toImage() != quarter);
+        view.setMode(ui::CompareView::Mode::SideBySide);
+        QVERIFY(!slider->isVisible());
+    }
+
+    void zoomAndPanAreShared() {
+        ui::CompareView view;
+        view.resize(600, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setImages(gradient(64, 48), gradient(64, 48, 3));
+        const double fitted = view.zoom();
+        QVERIFY(fitted > 1.0);  // small images are enlarged to fill the panes
+        view.setZoom(4.0);
+        view.setPan(QPointF(10, 12));
+        QCOMPARE(view.zoom(), 4.0);
+        QCOMPARE(view.pan(), QPointF(10, 12));
+        // Both panes draw image point (10, 12) at their centres: the pixels there are A's and B's pixel (10, 12).
+        auto* canvas = view.findChild<QWidget*>("compareCanvas");
+        const QImage shot = canvas->grab().toImage();
+        const int half = canvas->width() / 2;
+        const QPoint left(half / 2 + 1, canvas->height() / 2 + 1), right(half + 1 + (canvas->width() - half - 1) / 2 + 1, left.y());
+        const auto a = gradient(64, 48), b = gradient(64, 48, 3);
+        const auto px = [](const pipeline::Image& img, int x, int y) {
+            const size_t i = (size_t(y) * size_t(img.width) + size_t(x)) * 3;
+            return qRgb(img.rgb[i], img.rgb[i + 1], img.rgb[i + 2]);
+        };
+        const qreal dpr = shot.devicePixelRatio();
+        QCOMPARE(shot.pixel(int(left.x() * dpr), int(left.y() * dpr)), px(a, 10, 12));
+        QCOMPARE(shot.pixel(int(right.x() * dpr), int(right.y() * dpr)), px(b, 10, 12));
+
+        // The wheel zooms about the cursor: the image point under it stays put.
+        QWheelEvent wheel(QPointF(left), canvas->mapToGlobal(QPointF(left)), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(canvas, &wheel);
+        QVERIFY(view.zoom() > 4.0);
+        view.fitToView();
+        QCOMPARE(view.zoom(), fitted);
+    }
+
+    void differingSettingsAndEnvironment() {
+        pipeline::GenerationResult a, b;
+        a.images = {gradient(32, 32)};
+        b.images = {gradient(32, 32, 5), gradient(32, 32, 6)};
+        a.settings.seed = 1;
+        b.settings.seed = 1;  // image 1 of B's batch: seed 2
+        b.settings.batchSize = 2;
+        b.settings.cfgScale = 4.5;
+        a.environment.device = "CPU";
+        b.environment.device = "NVIDIA H200";
+        ui::CompareView view;
+        view.setResults(a, 0, b, 1);
+        const QStringList lines = view.differenceLines();
+        QVERIFY2(lines.contains("seed: 1 \u2192 2") && lines.contains("cfg_scale: 7.0 \u2192 4.5") &&
+                     lines.contains("batch_size: 1 \u2192 2") && lines.contains("environment device: CPU \u2192 NVIDIA H200"),
+                 qPrintable(lines.join(" | ")));
+        auto* tree = view.findChild<QTreeWidget*>("compareDifferences");
+        QCOMPARE(tree->topLevelItemCount(), lines.size());
+        QCOMPARE(view.metrics()->pixels.maxAbs, 6);
+
+        view.setImages(gradient(32, 32), gradient(32, 32));
+        QCOMPARE(tree->topLevelItem(0)->text(0), QString("(settings unknown)"));
+        view.setSettings(a.settings, a.settings);
+        QCOMPARE(tree->topLevelItem(0)->text(0), QString("(same settings)"));
+    }
+
+    void abRunnerRunsAThenB() {
+        settings::GenerationSettings base;
+        base.seed = 42;
+        ui::ABRunner runner;
+        QSignalSpy generate(&runner, &ui::ABRunner::generate);
+        QSignalSpy finished(&runner, &ui::ABRunner::finished);
+        runner.start(compare::abSeeds(base, 43));
+        QCOMPARE(runner.current(), 'A');
+        QCOMPARE(generate.count(), 1);
+        QCOMPARE(generate[0][0].value<settings::GenerationSettings>().seed, int64_t(42));
+
+        pipeline::GenerationResult other;
+        other.settings.seed = 7;
+        runner.onFinished(other);  // another run of the window: ignored
+        QCOMPARE(runner.current(), 'A');
+
+        pipeline::GenerationResult ra;
+        ra.settings = runner.pair().a;
+        runner.onFinished(ra);
+        QCOMPARE(runner.current(), 'B');
+        QCOMPARE(generate.count(), 2);
+        QCOMPARE(generate[1][0].value<settings::GenerationSettings>().seed, int64_t(43));
+
+        pipeline::GenerationResult rb;
+        rb.settings = runner.pair().b;
+        runner.onFinished(rb);
+        QVERIFY(!runner.running());
+        QCOMPARE(finished.count(), 1);
+        QCOMPARE(finished[0][0].value<pipeline::GenerationResult>().settings.seed, int64_t(42));
+        QCOMPARE(finished[0][1].value<pipeline::GenerationResult>().settings.seed, int64_t(43));
+        QCOMPARE(finished[0][2].toString(), QString("seed 42 vs 43"));
+
+        QSignalSpy failed(&runner, &ui::ABRunner::failed);
+        runner.start(compare::abSeeds(base, 44));
+        runner.onFailed("out of memory");
+        QCOMPARE(failed.count(), 1);
+        QVERIFY(failed[0][0].toString().contains("A/B run A failed: out of memory"));
+        QVERIFY(!runner.running());
+    }
+};
+
+QTEST_MAIN(TestCompareView)
+#include "test_compareview.moc"

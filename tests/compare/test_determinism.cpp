@@ -1,0 +1,210 @@
+// Determinism on the CPU with the built-in demo model: the same settings twice in determinism mode give
+// byte-identical images; different seeds differ; settings that must not change pixels (VAE slicing, offload
+// modes) give identical images; those that may (VAE tiling, fp16/bf16, other attention backends, thread count)
+// are measured and printed (max |diff|, PSNR, SSIM), with only sane bounds asserted. Also compare::verify.
+#include "core/compare/verify.h"
+#include "imaging/compare.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace dd;
+
+namespace {
+
+settings::GenerationSettings base() {
+    settings::GenerationSettings s;
+    s.model = pipeline::kDemoModel;
+    s.prompt = "a lighthouse at dusk";
+    s.negativePrompt = "blurry";
+    s.seed = 1234;
+    s.steps = 4;
+    s.width = s.height = 64;
+    s.sampler = "Euler a";  // ancestral: per-step noise from the per-image generators too
+    s.deterministic = true;
+    return s;
+}
+
+pipeline::GenerationResult run(pipeline::Engine& engine, const settings::GenerationSettings& s) {
+    pipeline::CancelToken cancel;
+    return engine.generate(s, cancel, nullptr);
+}
+
+std::vector<std::string> hashes(const pipeline::GenerationResult& r) {
+    std::vector<std::string> out;
+    for (const auto& img : r.images) out.push_back(compare::pixelSha256(img));
+    return out;
+}
+
+// Prints how far `what` moves the pixels; returns the metrics of the first image.
+imaging::ImageMetrics measure(const char* what, const pipeline::GenerationResult& a, const pipeline::GenerationResult& b) {
+    const auto m = imaging::compareImages(a.images.at(0), b.images.at(0));
+    qInfo("%-34s max |diff| %3d  mean |diff| %7.4f  PSNR %6.2f dB  SSIM %.5f  (%lld of %lld pixels differ)", what,
+          m.pixels.maxAbs, m.pixels.meanAbs, m.pixels.psnr, m.ssim, static_cast<long long>(m.pixels.differingPixels),
+          static_cast<long long>(m.pixels.totalPixels));
+    return m;
+}
+
+} // namespace
+
+class TestDeterminism : public QObject {
+    Q_OBJECT
+    pipeline::Engine m_engine;
+    pipeline::GenerationResult m_reference;  // base(), batch 2
+
+private slots:
+    void initTestCase() {
+        auto s = base();
+        s.batchSize = 2;
+        m_reference = run(m_engine, s);
+        QCOMPARE(m_reference.images.size(), size_t(2));
+    }
+
+    void sameSettingsTwiceAreByteIdentical() {
+        auto s = base();
+        s.batchSize = 2;
+        QCOMPARE(hashes(run(m_engine, s)), hashes(m_reference));
+        // A fresh engine (the model built and loaded again) gives the same bytes too.
+        pipeline::Engine fresh;
+        QCOMPARE(hashes(run(fresh, s)), hashes(m_reference));
+    }
+
+    void environmentIsRecorded() {
+        const auto& e = m_reference.environment;
+        QVERIFY(e.deterministic);
+        QCOMPARE(e.appVersion, std::string(DD_VERSION));
+        QVERIFY(!e.torchVersion.empty());
+        QCOMPARE(e.device, std::string("CPU"));
+        QVERIFY(e.threads > 0);
+        QVERIFY(!e.attention.empty());
+        QVERIFY(e.precision.find("unet=fp32") != std::string::npos);
+        QCOMPARE(e.offload, std::string("none"));
+    }
+
+    void differentSeedsDiffer() {
+        auto s = base();
+        s.seed = 1235;
+        const auto other = run(m_engine, s);
+        const auto m = measure("seed 1234 vs 1235", m_reference, other);
+        QVERIFY(compare::pixelSha256(other.images[0]) != compare::pixelSha256(m_reference.images[0]));
+        QVERIFY(m.pixels.maxAbs > 0);
+        QVERIFY(m.pixels.differingPixels > m.pixels.totalPixels / 2);  // a different picture, not a few pixels
+    }
+
+    // Exact by construction: decoding one image at a time, or keeping weights elsewhere between uses, runs the
+    // same kernels on the same numbers.
+    void vaeSlicingKeepsPixels() {
+        auto s = base();
+        s.batchSize = 2;
+        s.plan.vaeSlicing = true;
+        const auto sliced = run(m_engine, s);
+        measure("VAE slicing (batch 2)", m_reference, sliced);
+        QCOMPARE(hashes(sliced), hashes(m_reference));
+    }
+
+    void offloadModesKeepPixels_data() {
+        QTest::addColumn<int>("mode");
+        QTest::newRow("model") << int(memory::Offload::Model);
+        QTest::newRow("sequential") << int(memory::Offload::Sequential);
+        QTest::newRow("group") << int(memory::Offload::Group);
+    }
+    void offloadModesKeepPixels() {
+        QFETCH(int, mode);
+        auto s = base();
+        s.batchSize = 2;
+        s.plan.offload = memory::Offload(mode);
+        QCOMPARE(hashes(run(m_engine, s)), hashes(m_reference));
+    }
+
+    // May change pixels: measured, printed; only sane bounds asserted (the same picture, not another one).
+    void vaeTilingIsClose() {
+        auto s = base();
+        s.width = s.height = 128;  // larger than the demo VAE's 64-pixel tile, so it really tiles
+        const auto whole = run(m_engine, s);
+        s.plan.vaeTiling = true;
+        const auto tiled = run(m_engine, s);
+        const auto m = measure("VAE tiling (128x128)", whole, tiled);
+        QVERIFY(m.pixels.sameSize);
+        QVERIFY2(m.pixels.psnr > 20, "tiling changed the picture, not just the tile seams");
+    }
+
+    void precisionAndAttentionAreClose_data() {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<double>("minPsnr");
+        QTest::newRow("unet bf16") << "memory_plan.precision.unet" << "bf16" << 15.0;
+        QTest::newRow("unet fp16") << "memory_plan.precision.unet" << "fp16" << 15.0;
+        QTest::newRow("vae bf16") << "memory_plan.precision.vae" << "bf16" << 15.0;
+        QTest::newRow("attention sliced") << "memory_plan.attention" << "sliced" << 30.0;
+        QTest::newRow("attention chunked") << "memory_plan.attention" << "chunked" << 30.0;
+        QTest::newRow("attention sdpa-math") << "memory_plan.attention" << "sdpa-math" << 30.0;
+        QTest::newRow("threads 1") << "memory_plan.threads" << "1" << 30.0;
+    }
+    void precisionAndAttentionAreClose() {
+        QFETCH(QString, field);
+        QFETCH(QString, value);
+        QFETCH(double, minPsnr);
+        auto s = base();
+        s.deterministic = false;  // determinism mode pins the attention backend; measure the toggle itself
+        const auto a = run(m_engine, s);
+        const auto pair = compare::abSettingFromText(s, field.toStdString(), value.toStdString());
+        pipeline::GenerationResult b;
+        try {
+            b = run(m_engine, pair.b);
+        } catch (const std::exception& e) {
+            QSKIP(qPrintable(QString("%1 = %2 does not run on this machine: %3").arg(field, value, e.what())));
+        }
+        const auto m = measure(pair.label.c_str(), a, b);
+        QVERIFY(m.pixels.sameSize);
+        QVERIFY2(m.pixels.psnr > minPsnr, qPrintable(QString("PSNR %1 dB").arg(m.pixels.psnr)));
+    }
+
+    void verifyReportsIdentical() {
+        pipeline::CancelToken cancel;
+        const auto report = compare::verify(m_engine, compare::recordedFrom(m_reference), cancel);
+        QVERIFY2(report.identical, compare::describe(report).c_str());
+        QVERIFY(report.environmentKnown);
+        QVERIFY(report.environment.empty());
+        QCOMPARE(report.images.size(), size_t(2));
+        QVERIFY(compare::describe(report).rfind("identical\n", 0) == 0);
+    }
+
+    void verifyReportsDifferences() {
+        auto recorded = compare::recordedFrom(m_reference);
+        recorded.images.erase(recorded.images.begin());  // only image 1 of the batch was kept
+        recorded.images[0].image.rgb[5] ^= 0x10;
+        recorded.environment->device = "NVIDIA H200";
+        recorded.environment->threads = 99;
+        pipeline::CancelToken cancel;
+        const auto report = compare::verify(m_engine, recorded, cancel);
+        QVERIFY(!report.identical);
+        QCOMPARE(report.images.size(), size_t(1));
+        QCOMPARE(report.images[0].index, 1);
+        QCOMPARE(report.images[0].pixels.maxAbs, 16);
+        QCOMPARE(report.images[0].pixels.differingPixels, int64_t(1));
+        QCOMPARE(report.environment.size(), size_t(2));
+        QCOMPARE(report.environment[0].field, std::string("device"));
+        QCOMPARE(report.environment[0].a, std::string("NVIDIA H200"));
+        QCOMPARE(report.environment[0].b, std::string("CPU"));
+        const auto text = compare::describe(report);
+        QVERIFY2(text.find("NOT identical") == 0 && text.find("device: NVIDIA H200") != std::string::npos &&
+                     text.find("seed 1235") != std::string::npos && text.find("1 of 4096 pixels differ") != std::string::npos,
+                 text.c_str());
+    }
+
+    void verifyWithoutImagesRunsTwice() {
+        compare::Recorded r;
+        r.settings = base();
+        pipeline::CancelToken cancel;
+        const auto report = compare::verify(m_engine, r, cancel);
+        QVERIFY(report.ranTwice);
+        QVERIFY(report.identical);
+        QVERIFY(report.environment.empty());
+        r.images.push_back({3, m_reference.images[0]});
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, compare::verify(m_engine, r, cancel));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDeterminism)
+#include "test_determinism.moc"
