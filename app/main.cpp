@@ -1,15 +1,92 @@
-// diffusiondesk: the desktop app. Opens on the model given as the first argument, or the built-in demo.
+// diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or the
+// built-in demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
+// DIR/*.png and quits (scripts/screenshots.sh runs it under Xvfb).
+#include "ui/dialoghooks.h"
 #include "ui/mainwindow.h"
+#include "ui/presetdialog.h"
+#include "ui/promptpanel.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace {
+
+bool save(QWidget* w, const QString& dir, const QString& name) {
+    const QString path = QDir(dir).filePath(name);
+    const bool ok = w->grab().save(path);
+    std::fprintf(ok ? stdout : stderr, "%s %s\n", ok ? "wrote" : "could not write", qPrintable(path));
+    return ok;
+}
+
+void wait(int ms) {
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+// A fixed scene: the demo model, a small size so the run takes seconds on a CPU.
+int screenshots(dd::ui::MainWindow& window, const QString& dir) {
+    QDir().mkpath(dir);
+    window.resize(1280, 860);
+    window.show();
+    auto* panel = window.promptPanel();
+    dd::settings::GenerationSettings s = panel->settings();
+    s.prompt = "a lighthouse on a cliff at sunset, (oil painting:1.2), [blurry], dramatic sky";
+    s.negativePrompt = "lowres, watermark";
+    s.steps = 12;
+    s.width = s.height = 128;
+    s.seed = 1234;
+    panel->setSettings(s);
+    wait(1500);  // model inspected, a memory sample in, token counts drawn
+    bool ok = save(&window, dir, "main-window.png");
+    dd::ui::setDialogHandler([&](QDialog* d) {
+        d->show();
+        wait(300);
+        ok = save(d, dir, "preset-dialog.png") && ok;
+        return int(QDialog::Rejected);
+    });
+    window.openPresetDialog();
+    dd::ui::setDialogHandler({});
+    QEventLoop done;
+    QObject::connect(&window, &dd::ui::MainWindow::runFinished, &done, &QEventLoop::quit);
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    window.startGeneration();
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "generation.png") && ok;
+    return ok ? 0 : 1;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("DiffusionDesk");
     QApplication::setOrganizationName("DiffusionDesk");
-    const QStringList args = QApplication::arguments();
-    dd::ui::MainWindow window(args.size() > 1 ? args.at(1) : QString());
-    window.resize(1100, 720);
+    QCommandLineParser parser;
+    parser.setApplicationDescription("DiffusionDesk: Stable Diffusion on your machine");
+    parser.addHelpOption();
+    parser.addPositionalArgument("model", "A diffusers folder, a .safetensors checkpoint or demo:tiny-sd1");
+    QCommandLineOption screenshot("screenshot", "Render the main window, the preset dialog and a generation into DIR, then quit.", "DIR");
+    parser.addOption(screenshot);
+    parser.process(app);
+
+    // Screenshots start from a clean slate, not the user's saved layout and settings.
+    QTemporaryDir scratch;
+    if (parser.isSet(screenshot)) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scratch.path());
+
+    const QStringList args = parser.positionalArguments();
+    dd::ui::MainWindow window(args.isEmpty() ? QString() : args.first());
+    if (parser.isSet(screenshot)) return screenshots(window, parser.value(screenshot));
+    if (QSettings().value("window/geometry").isNull()) window.resize(1200, 800);  // first start; later the saved layout
     window.show();
     return QApplication::exec();
 }

@@ -2,11 +2,13 @@
 // Runs the engine on its own thread. The UI talks to it only with queued signals carrying values;
 // cancellation is an atomic flag the engine polls each step (a queued "cancel" would wait behind the run).
 #include "core/pipeline/generation.h"
+#include "ui/modelinfo.h"
 
 #include <QImage>
 #include <QObject>
 #include <QThread>
 
+#include <atomic>
 #include <memory>
 
 namespace dd::pipeline {
@@ -15,25 +17,50 @@ class Engine;
 
 namespace dd::ui {
 
+// How much the live preview cost during a run (measured on the worker).
+struct PreviewStats {
+    int steps = 0;
+    int previews = 0;             // previews sent to the UI
+    double stepSeconds = 0;       // denoising time, previews excluded
+    double previewSeconds = 0;    // building + converting the previews that were sent
+    double costFraction() const { return stepSeconds > 0 ? previewSeconds / stepSeconds : 0; }
+};
+
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
     EngineWorker();
     ~EngineWorker() override;
+    // Any thread: stops a run at the next step, or a model load between its phases.
     void cancel() { m_cancel.cancel(); }
+    // Any thread: the share of step time live previews may cost (0.05); a large value previews every step.
+    void setPreviewBudget(double fraction) { m_previewBudget.store(fraction); }
+    double previewBudget() const { return m_previewBudget.load(); }
 
 public slots:
     void generate(const dd::settings::GenerationSettings& settings);
+    // Reads what the model is (family, dtypes, size, hash) on this thread; the engine loads its networks on the
+    // first generation (it has no separate load entry point yet).
+    void loadModel(const QString& path);
+    // One memory sample now (the UI asks for one periodically while no run is going).
+    void sampleMemory();
 
 signals:
+    // `preview` is null on steps the adaptive cadence skipped.
     void progress(int step, int totalSteps, const QImage& preview);
-    void finished(const dd::pipeline::GenerationResult& result);
+    void memorySampled(const QString& stage, const dd::memory::MemorySample& sample);
+    void finished(const dd::pipeline::GenerationResult& result, const dd::ui::PreviewStats& previewStats);
     void failed(const QString& message);
+    void modelLoading(const QString& path, const QString& phase);
+    void modelLoaded(const dd::ui::ModelInfo& info);
+    void modelFailed(const QString& path, const QString& message);
     void logLine(const QString& line);
 
 private:
     std::unique_ptr<pipeline::Engine> m_engine;  // created lazily on the worker thread
     pipeline::CancelToken m_cancel;
+    std::atomic<double> m_previewBudget{0.05};
+    int m_cudaDevice = -2;  // -2: not asked yet
 };
 
 // Owns the thread: quits and joins it on destruction, so closing the window never leaves a run behind.
@@ -55,3 +82,5 @@ QImage toQImage(const pipeline::Image& image);
 
 Q_DECLARE_METATYPE(dd::settings::GenerationSettings)
 Q_DECLARE_METATYPE(dd::pipeline::GenerationResult)
+Q_DECLARE_METATYPE(dd::memory::MemorySample)
+Q_DECLARE_METATYPE(dd::ui::PreviewStats)

@@ -1,105 +1,303 @@
 #include "ui/mainwindow.h"
 
 #include "core/pipeline/engine.h"
-#include "ui/engineworker.h"
+#include "ui/dialoghooks.h"
+#include "ui/gallery.h"
+#include "ui/modelpicker.h"
+#include "ui/peakprediction.h"
+#include "ui/presetdialog.h"
+#include "ui/preferencesdialog.h"
+#include "ui/previewview.h"
 #include "ui/promptpanel.h"
+#include "ui/vramgauge.h"
 
+#include <QCloseEvent>
+#include <QDockWidget>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenuBar>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QShortcut>
+#include <QSplitter>
 #include <QStatusBar>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace dd::ui {
+namespace {
 
-MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(parent) {
+QPushButton* button(const char* name, const QString& text, QWidget* parent) {
+    auto* b = new QPushButton(text, parent);
+    b->setObjectName(name);
+    return b;
+}
+
+QString seconds(double s) { return s < 10 ? QString::number(s, 'f', 2) + " s" : QString::number(s, 'f', 1) + " s"; }
+
+} // namespace
+
+MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(parent), m_price(PriceProfile::load()) {
+    setObjectName("mainWindow");
     setWindowTitle(tr("DiffusionDesk"));
+    m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
-    settings::GenerationSettings defaults;
-    defaults.model = model.isEmpty() ? pipeline::kDemoModel : model.toStdString();
-    defaults.prompt = "a lighthouse on a cliff at sunset, oil painting";
-    m_panel->setSettings(defaults);
-
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
-    if (defaults.model == pipeline::kDemoModel)
-        m_modelBanner->setText(tr("<b>Demo mode:</b> a tiny random-weight model the app builds itself. It exercises the "
-                                  "whole pipeline but makes noise, not pictures. Enter a real model path above."));
-
-    m_preview = new QLabel(tr("No image yet"), this);
-    m_preview->setObjectName("preview");
-    m_preview->setAlignment(Qt::AlignCenter);
-    m_preview->setMinimumSize(512, 512);
+    m_presetLabel = new QLabel(this);
+    m_presetLabel->setObjectName("presetLabel");
+    auto* presetButton = button("presetButton", tr("Presets…"), this);
+    m_generate = button("generate", tr("Generate"), this);
+    m_generate->setDefault(true);
+    m_generate->setToolTip(tr("Ctrl+Enter"));
+    m_cancel = button("cancel", tr("Cancel"), this);
+    m_cancel->setToolTip(tr("Esc"));
     m_progress = new QProgressBar(this);
     m_progress->setObjectName("progress");
-    m_generate = new QPushButton(tr("Generate"), this);
-    m_generate->setObjectName("generate");
-    m_generate->setDefault(true);
-    m_cancel = new QPushButton(tr("Cancel"), this);
-    m_cancel->setObjectName("cancel");
+    m_eta = new QLabel(this);
+    m_eta->setObjectName("eta");
+    m_gauge = new VramGauge(this);
+    m_preview = new PreviewView(this);
+    m_gallery = new Gallery(this);
+    m_costLabel = new QLabel(this);
+    m_costLabel->setObjectName("costLabel");
 
+    auto* presetRow = new QHBoxLayout;
+    presetRow->addWidget(m_presetLabel, 1);
+    presetRow->addWidget(presetButton);
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_generate);
+    buttons->addWidget(m_generate, 1);
     buttons->addWidget(m_cancel);
-    auto* left = new QVBoxLayout;
+    auto* leftWidget = new QWidget(this);
+    auto* left = new QVBoxLayout(leftWidget);
+    left->addWidget(m_picker);
     left->addWidget(m_modelBanner);
     left->addWidget(m_panel);
+    left->addLayout(presetRow);
+    left->addWidget(m_gauge);
     left->addLayout(buttons);
     left->addWidget(m_progress);
+    left->addWidget(m_eta);
     left->addStretch();
-    auto* central = new QWidget(this);
-    auto* layout = new QHBoxLayout(central);
-    layout->addLayout(left, 0);
-    layout->addWidget(m_preview, 1);
-    setCentralWidget(central);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(leftWidget);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(380);
+    auto* splitter = new QSplitter(this);
+    splitter->setObjectName("mainSplitter");
+    splitter->addWidget(scroll);
+    splitter->addWidget(m_preview);
+    splitter->setStretchFactor(1, 1);
+    setCentralWidget(splitter);
+    auto* dock = new QDockWidget(tr("This session"), this);
+    dock->setObjectName("galleryDock");
+    dock->setWidget(m_gallery);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    statusBar()->addPermanentWidget(m_costLabel);
 
     m_engine = new EngineThread(this);
     auto* worker = m_engine->worker();
     connect(this, &MainWindow::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
-    connect(worker, &EngineWorker::progress, this, [this](int step, int total, const QImage& preview) {
-        m_progress->setRange(0, total);
-        m_progress->setValue(step);
-        if (!preview.isNull()) m_preview->setPixmap(QPixmap::fromImage(preview).scaled(m_preview->size(), Qt::KeepAspectRatio));
-    });
-    connect(worker, &EngineWorker::finished, this, &MainWindow::showResult);
-    connect(worker, &EngineWorker::failed, this, &MainWindow::showFailure);
+    connect(this, &MainWindow::loadRequested, worker, &EngineWorker::loadModel, Qt::QueuedConnection);
+    connect(this, &MainWindow::memorySampleRequested, worker, &EngineWorker::sampleMemory, Qt::QueuedConnection);
+    connect(worker, &EngineWorker::progress, this, &MainWindow::onProgress);
+    connect(worker, &EngineWorker::finished, this, &MainWindow::onFinished);
+    connect(worker, &EngineWorker::failed, this, &MainWindow::onFailed);
+    connect(worker, &EngineWorker::memorySampled, m_gauge, &VramGauge::addSample);
+    connect(worker, &EngineWorker::modelLoading, m_picker, &ModelPicker::setLoading);
+    connect(worker, &EngineWorker::modelLoaded, m_picker, &ModelPicker::setLoaded);
+    connect(worker, &EngineWorker::modelFailed, m_picker, &ModelPicker::setFailed);
     connect(worker, &EngineWorker::logLine, this, [this](const QString& line) { statusBar()->showMessage(line, 5000); });
+    connect(m_picker, &ModelPicker::loadRequested, this, &MainWindow::loadRequested);
+    connect(m_picker, &ModelPicker::cancelRequested, this, [worker] { worker->cancel(); });
+    connect(m_picker, &ModelPicker::modelChanged, this, &MainWindow::onModelChanged);
     connect(m_generate, &QPushButton::clicked, this, &MainWindow::startGeneration);
-    connect(m_cancel, &QPushButton::clicked, this, [this] { m_engine->worker()->cancel(); });
+    connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
+    connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
+    connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
+    for (auto key : {Qt::Key_Return, Qt::Key_Enter})
+        connect(new QShortcut(QKeySequence(Qt::CTRL | key), this), &QShortcut::activated, this, &MainWindow::startGeneration);
+    connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, &MainWindow::cancel);
+
+    // Between runs the gauge still moves (other programs, a model load): ask the worker for a sample each second.
+    m_idleSampler = new QTimer(this);
+    m_idleSampler->setInterval(1000);
+    connect(m_idleSampler, &QTimer::timeout, this, [this] {
+        if (!m_running && !m_picker->loading()) emit memorySampleRequested();
+    });
+    m_idleSampler->start();
+
+    buildMenus();
+    restoreState();
+    settings::GenerationSettings defaults = m_panel->settings();
+    if (defaults.prompt.empty()) defaults.prompt = "a lighthouse on a cliff at sunset, oil painting";
+    m_panel->setSettings(defaults);
+    QString startModel = model;
+    if (startModel.isEmpty()) startModel = QSettings().value("lastModel").toString();
+    m_picker->choose(startModel);
     setRunning(false);
+    updatePresetLabel();
+    emit memorySampleRequested();
+}
+
+MainWindow::~MainWindow() = default;
+
+EngineWorker* MainWindow::worker() const { return m_engine->worker(); }
+
+void MainWindow::buildMenus() {
+    auto* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("Open model &folder…"), m_picker, &ModelPicker::openFolder);
+    file->addAction(tr("Open model &file…"), m_picker, &ModelPicker::openFile);
+    file->addSeparator();
+    file->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* run = menuBar()->addMenu(tr("&Generate"));
+    run->addAction(tr("&Generate\tCtrl+Enter"), this, &MainWindow::startGeneration);
+    run->addAction(tr("&Cancel\tEsc"), this, &MainWindow::cancel);
+    run->addSeparator();
+    run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
+}
+
+settings::GenerationSettings MainWindow::currentSettings() const {
+    settings::GenerationSettings s = m_panel->settings();
+    s.model = m_picker->currentModel().toStdString();
+    if (m_preset) {
+        s.preset = m_preset->name;
+        s.plan = m_preset->plan;
+    } else {
+        s.preset.clear();
+    }
+    return s;
 }
 
 void MainWindow::startGeneration() {
+    if (m_running) return;
+    settings::GenerationSettings s = currentSettings();
+    s.seed = m_panel->takeSeed();
+    m_runCount = m_panel->batchCount();
+    m_runsLeft = m_runCount - 1;
+    m_runIndex = 0;
+    m_cancelRequested = false;
+    launch(s);
+}
+
+void MainWindow::launch(const settings::GenerationSettings& s) {
     setRunning(true);
+    ++m_runIndex;
+    m_progress->setRange(0, s.steps);
     m_progress->setValue(0);
-    emit generateRequested(m_panel->settings());
+    m_eta->setText(m_runCount > 1 ? tr("run %1 of %2: starting…").arg(m_runIndex).arg(m_runCount) : tr("starting…"));
+    m_firstStep = 0;
+    m_gauge->beginRun();
+    emit generateRequested(s);
 }
 
-void MainWindow::showResult(const pipeline::GenerationResult& result) {
-    setRunning(false);
-    if (!result.images.empty())
-        m_preview->setPixmap(QPixmap::fromImage(toQImage(result.images.front())).scaled(m_preview->size(), Qt::KeepAspectRatio));
+void MainWindow::cancel() {
+    m_runsLeft = 0;
+    m_cancelRequested = true;
+    m_engine->worker()->cancel();
+}
+
+void MainWindow::onProgress(int step, int total, const QImage& preview) {
+    m_progress->setRange(0, total);
+    m_progress->setValue(step);
+    m_preview->showPreview(preview);
+    // ETA from the steps seen so far (the first step's start is when its signal arrived).
+    if (m_firstStep == 0) {
+        m_firstStep = step;
+        m_runClock.start();
+    }
+    QString text = tr("step %1/%2").arg(step).arg(total);
+    if (step > m_firstStep) {
+        const double perStep = double(m_runClock.elapsed()) / 1000.0 / (step - m_firstStep);
+        text += tr(" · %1/step · about %2 left").arg(seconds(perStep), seconds(perStep * (total - step)));
+    }
+    if (m_runCount > 1) text = tr("run %1 of %2: ").arg(m_runIndex).arg(m_runCount) + text;
+    m_eta->setText(text);
+}
+
+void MainWindow::onFinished(const pipeline::GenerationResult& result, const PreviewStats& stats) {
+    m_lastPreviewStats = stats;
+    std::vector<QImage> images;
+    for (const auto& img : result.images) images.push_back(toQImage(img));
+    if (!images.empty()) m_preview->showFinal(images.front());
+    m_gallery->addResult(result, images);
+    for (const auto& [stage, peak] : {std::pair{"load", result.memory.load}, {"encode", result.memory.encode},
+                                      {"denoise", result.memory.denoise}, {"decode", result.memory.decode}}) {
+        memory::MemorySample s;
+        s.cuda = peak.device > 0;
+        s.hostRss = s.hostPeak = peak.host;
+        s.deviceAllocated = s.devicePeak = peak.device;
+        if (peak.host > 0 || peak.device > 0) m_gauge->addSample(QString::fromLatin1(stage), s);
+    }
+    emit memorySampleRequested();  // the stage samples above carry no totals: show the live state again
+
+    const auto& t = result.timings;
     double steps = 0;
-    for (double s : result.timings.stepSeconds) steps += s;
-    statusBar()->showMessage(tr("%1: load %2 s, encode %3 s, %4 steps %5 s, decode %6 s")
-                                 .arg(QString::fromStdString(result.modelName))
-                                 .arg(result.timings.loadSeconds, 0, 'f', 2)
-                                 .arg(result.timings.encodeSeconds, 0, 'f', 2)
-                                 .arg(result.timings.stepSeconds.size())
-                                 .arg(steps, 0, 'f', 2)
-                                 .arg(result.timings.decodeSeconds, 0, 'f', 2));
+    for (double s : t.stepSeconds) steps += s;
+    const double total = t.loadSeconds + t.encodeSeconds + steps + t.decodeSeconds;
+    const int n = std::max<int>(1, int(result.images.size()));
+    const QString cost = formatUsd(m_price.costUsd(total) / n);
+    m_costLabel->setText(tr("%1 per image (%2)").arg(cost, m_price.describe()));
+    QString message = tr("%1: load %2 · encode %3 · %4 steps %5 · decode %6 · %7 per image")
+                          .arg(QString::fromStdString(result.modelName), seconds(t.loadSeconds), seconds(t.encodeSeconds))
+                          .arg(t.stepSeconds.size())
+                          .arg(seconds(steps), seconds(t.decodeSeconds), cost);
+    for (const auto& w : result.warnings) message += QStringLiteral(" · ⚠ ") + QString::fromStdString(w);
+    statusBar()->showMessage(message);
+    m_eta->setText(tr("done in %1 (previews: %2 of %3 steps, %4 % of step time)")
+                       .arg(seconds(total))
+                       .arg(stats.previews)
+                       .arg(stats.steps)
+                       .arg(100 * stats.costFraction(), 0, 'f', 1));
+
+    if (m_runsLeft > 0 && !m_cancelRequested) {
+        --m_runsLeft;
+        settings::GenerationSettings next = result.settings;
+        next.seed += next.batchSize;
+        launch(next);
+        return;
+    }
+    setRunning(false);
+    emit runFinished();
 }
 
-void MainWindow::showFailure(const QString& message) {
+void MainWindow::onFailed(const QString& message) {
+    m_runsLeft = 0;
     setRunning(false);
+    m_eta->setText(message);
     statusBar()->showMessage(message);
+    emit runFinished();
 }
 
 void MainWindow::setRunning(bool running) {
+    m_running = running;
     m_generate->setEnabled(!running);
     m_cancel->setEnabled(running);
+}
+
+void MainWindow::onModelChanged(const ModelInfo& info) {
+    const bool demo = info.path == QLatin1String(pipeline::kDemoModel);
+    m_panel->setModelFamily(info.family, demo);
+    m_modelBanner->setVisible(demo);
+    if (demo)
+        m_modelBanner->setText(tr("<b>Demo mode:</b> a tiny random-weight model the app builds itself. It exercises the "
+                                  "whole pipeline but makes noise, not pictures. Open a real model above."));
+    QSettings().setValue("lastModel", info.path);
+    updatePrediction();
+}
+
+void MainWindow::restoreSettings(const settings::GenerationSettings& s) {
+    m_panel->setSettings(s);
+    m_panel->setRandomSeed(false);
+    if (!s.model.empty() && QString::fromStdString(s.model) != m_picker->currentModel())
+        m_picker->choose(QString::fromStdString(s.model));
+    statusBar()->showMessage(tr("Settings restored (seed %1)").arg(s.seed), 5000);
 }
 
 } // namespace dd::ui

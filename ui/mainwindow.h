@@ -1,38 +1,108 @@
 #pragma once
+// The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
+// this session's gallery, and a status bar with per-stage times and the cost per image. All engine work goes to
+// the EngineWorker thread through queued signals.
+#include "core/memory/memory_plan.h"
 #include "core/pipeline/generation.h"
+#include "ui/engineworker.h"
+#include "ui/pricing.h"
 
+#include <QElapsedTimer>
 #include <QMainWindow>
+
+#include <functional>
+#include <optional>
 
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QTimer;
 
 namespace dd::ui {
 
 class EngineThread;
+class Gallery;
+class ModelPicker;
+class PreviewView;
 class PromptPanel;
+class VramGauge;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(const QString& model, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // What Generate would run now: the panel's values, the chosen model and the preset's plan.
+    settings::GenerationSettings currentSettings() const;
+    bool isRunning() const { return m_running; }
+    const std::optional<memory::Preset>& preset() const { return m_preset; }
+    const PreviewStats& lastPreviewStats() const { return m_lastPreviewStats; }
+
+    PromptPanel* promptPanel() const { return m_panel; }
+    PreviewView* previewView() const { return m_preview; }
+    VramGauge* gauge() const { return m_gauge; }
+    Gallery* gallery() const { return m_gallery; }
+    ModelPicker* modelPicker() const { return m_picker; }
+    EngineWorker* worker() const;
+
+    // Predicted peak bytes for a plan at the current model and size (< 0: unknown). Set by the predictor.
+    qint64 predictedPeakFor(const memory::MemoryPlan& plan) const;
+
+public slots:
+    void startGeneration();
+    void cancel();
+    void openPresetDialog();
+    void openPreferences();
+    void applyPreset(const dd::memory::Preset& preset);
+    void restoreSettings(const dd::settings::GenerationSettings& settings);
 
 signals:
     void generateRequested(const dd::settings::GenerationSettings& settings);
+    void loadRequested(const QString& path);
+    void memorySampleRequested();
+    void runFinished();  // after the last image of a Generate click (or a failure / cancel)
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
-    void startGeneration();
-    void showResult(const pipeline::GenerationResult& result);
-    void showFailure(const QString& message);
+    void buildMenus();
+    void launch(const settings::GenerationSettings& s);
+    void onProgress(int step, int total, const QImage& preview);
+    void onFinished(const pipeline::GenerationResult& result, const PreviewStats& stats);
+    void onFailed(const QString& message);
+    void onModelChanged(const ModelInfo& info);
     void setRunning(bool running);
+    void updatePresetLabel();
+    void updatePrediction();
+    void restoreState();
+    void saveState() const;
 
+    ModelPicker* m_picker;
     PromptPanel* m_panel;
-    QLabel* m_preview;
+    PreviewView* m_preview;
+    VramGauge* m_gauge;
+    Gallery* m_gallery;
     QLabel* m_modelBanner;
+    QLabel* m_presetLabel;
+    QLabel* m_eta;
+    QLabel* m_costLabel;
     QProgressBar* m_progress;
     QPushButton* m_generate;
     QPushButton* m_cancel;
+    QTimer* m_idleSampler;
     EngineThread* m_engine;
+
+    std::optional<memory::Preset> m_preset;
+    PriceProfile m_price;
+    PreviewStats m_lastPreviewStats;
+    bool m_running = false;
+    bool m_cancelRequested = false;
+    int m_runsLeft = 0;        // batch count: runs still to start after this one
+    int m_runIndex = 0, m_runCount = 1;
+    QElapsedTimer m_runClock;  // since the current run's first step
+    int m_firstStep = 0;
 };
 
 } // namespace dd::ui

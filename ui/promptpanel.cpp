@@ -1,11 +1,20 @@
 #include "ui/promptpanel.h"
 
+#include "core/sched/scheduler.h"
+#include "ui/prompthighlighter.h"
+#include "ui/tokencounter.h"
+
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QLineEdit>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QPlainTextEdit>
+#include <QRandomGenerator>
 #include <QSpinBox>
+#include <QTimer>
+#include <QToolButton>
 
 namespace dd::ui {
 namespace {
@@ -18,52 +27,162 @@ QSpinBox* spin(const char* name, int lo, int hi, int step, QWidget* parent) {
     return s;
 }
 
+QToolButton* toolButton(const char* name, const QString& text, const QString& tip, QWidget* parent) {
+    auto* b = new QToolButton(parent);
+    b->setObjectName(name);
+    b->setText(text);
+    b->setToolTip(tip);
+    return b;
+}
+
+// The resolutions each family was trained around (A1111 / SDXL bucket lists).
+QList<QSize> sizesFor(const QString& family, bool demo) {
+    QList<QSize> sizes;
+    if (demo) sizes << QSize(64, 64) << QSize(128, 128);
+    if (family.startsWith(QLatin1String("SDXL")))
+        sizes << QSize(1024, 1024) << QSize(1152, 896) << QSize(896, 1152) << QSize(1216, 832) << QSize(832, 1216)
+              << QSize(1344, 768) << QSize(768, 1344) << QSize(1536, 640) << QSize(640, 1536);
+    else if (family.startsWith(QLatin1String("SD 2")))
+        sizes << QSize(768, 768) << QSize(512, 512) << QSize(768, 512) << QSize(512, 768) << QSize(1024, 576);
+    else
+        sizes << QSize(512, 512) << QSize(512, 768) << QSize(768, 512) << QSize(640, 640) << QSize(768, 768);
+    return sizes;
+}
+
 } // namespace
 
 PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
-    m_model = new QLineEdit(this);
-    m_model->setObjectName("model");
-    m_model->setToolTip(tr("A diffusers folder or a single-file .safetensors checkpoint"));
     m_prompt = new QPlainTextEdit(this);
     m_prompt->setObjectName("prompt");
+    m_prompt->setPlaceholderText(tr("What to draw. (word:1.3) stresses, [word] softens, BREAK starts a new chunk."));
     m_negative = new QPlainTextEdit(this);
     m_negative->setObjectName("negativePrompt");
-    m_prompt->setMaximumHeight(90);
+    m_negative->setPlaceholderText(tr("What to avoid"));
+    m_prompt->setMinimumHeight(70);
     m_negative->setMaximumHeight(60);
-    m_seed = spin("seed", 0, 2147483647, 1, this);
+    new PromptHighlighter(m_prompt->document());
+    new PromptHighlighter(m_negative->document());
+    m_promptTokens = new QLabel(this);
+    m_promptTokens->setObjectName("promptTokens");
+    m_negativeTokens = new QLabel(this);
+    m_negativeTokens->setObjectName("negativeTokens");
+    for (auto* l : {m_promptTokens, m_negativeTokens}) {
+        l->setAlignment(Qt::AlignRight);
+        l->setToolTip(tr("CLIP tokens / capacity; past 75 the prompt continues in another 75-token chunk"));
+    }
+    // Count after typing pauses, not per keystroke.
+    m_countTimer = new QTimer(this);
+    m_countTimer->setSingleShot(true);
+    m_countTimer->setInterval(150);
+    connect(m_countTimer, &QTimer::timeout, this, &PromptPanel::updateTokenCounts);
+    connect(m_prompt, &QPlainTextEdit::textChanged, m_countTimer, qOverload<>(&QTimer::start));
+    connect(m_negative, &QPlainTextEdit::textChanged, m_countTimer, qOverload<>(&QTimer::start));
+
+    m_sampler = new QComboBox(this);
+    m_sampler->setObjectName("sampler");
+    for (const auto& name : sched::schedulerNames()) m_sampler->addItem(QString::fromStdString(name));
     m_steps = spin("steps", 1, 150, 1, this);
     m_cfg = new QDoubleSpinBox(this);
     m_cfg->setObjectName("cfgScale");
     m_cfg->setRange(0, 30);
     m_cfg->setSingleStep(0.5);
-    m_sampler = new QComboBox(this);
-    m_sampler->setObjectName("sampler");
-    m_sampler->addItems({"Euler a", "Euler", "DPM++ 2M", "DPM++ 2M Karras", "DPM++ 2M SDE", "DDIM", "PLMS", "Heun", "LMS",
-                         "UniPC", "LCM"});
+    m_cfg->setToolTip(tr("How strongly the prompt steers the image; 1 or less turns guidance off"));
+
+    m_seed = new QDoubleSpinBox(this);
+    m_seed->setObjectName("seed");
+    m_seed->setDecimals(0);
+    m_seed->setRange(0, 4294967295.0);
+    m_random = new QCheckBox(tr("Random"), this);
+    m_random->setObjectName("randomSeed");
+    m_random->setToolTip(tr("A new seed for every run"));
+    connect(m_random, &QCheckBox::toggled, m_seed, &QWidget::setDisabled);
+    auto* dice = toolButton("diceSeed", QStringLiteral("🎲"), tr("Roll a random seed and keep it"), this);
+    connect(dice, &QToolButton::clicked, this, [this] {
+        m_random->setChecked(false);
+        m_seed->setValue(double(QRandomGenerator::global()->bounded(quint32(0xffffffffu))));
+    });
+    auto* reuse = toolButton("reuseSeed", QStringLiteral("♻"), tr("Reuse the last run's seed"), this);
+    connect(reuse, &QToolButton::clicked, this, [this] {
+        if (m_lastSeed < 0) return;
+        m_random->setChecked(false);
+        m_seed->setValue(double(m_lastSeed));
+    });
+    auto* seedRow = new QHBoxLayout;
+    seedRow->addWidget(m_seed, 1);
+    seedRow->addWidget(m_random);
+    seedRow->addWidget(dice);
+    seedRow->addWidget(reuse);
+
+    m_sizePreset = new QComboBox(this);
+    m_sizePreset->setObjectName("sizePreset");
     m_width = spin("width", 64, 4096, 8, this);
     m_height = spin("height", 64, 4096, 8, this);
+    auto* swap = toolButton("swapSize", QStringLiteral("⇄"), tr("Swap width and height"), this);
+    connect(swap, &QToolButton::clicked, this, [this] {
+        const int w = m_width->value();
+        m_width->setValue(m_height->value());
+        m_height->setValue(w);
+    });
+    connect(m_sizePreset, qOverload<int>(&QComboBox::activated), this, &PromptPanel::applySizePreset);
+    auto* sizeRow = new QHBoxLayout;
+    sizeRow->addWidget(m_width);
+    sizeRow->addWidget(new QLabel(QStringLiteral("×"), this));
+    sizeRow->addWidget(m_height);
+    sizeRow->addWidget(swap);
+    sizeRow->addWidget(m_sizePreset, 1);
+
     m_batch = spin("batchSize", 1, 16, 1, this);
+    m_batch->setToolTip(tr("Images per run (one pass through the model; needs more memory)"));
+    m_batchCount = spin("batchCount", 1, 100, 1, this);
+    m_batchCount->setToolTip(tr("Runs one after another, the seed advancing each time"));
+    auto* batchRow = new QHBoxLayout;
+    batchRow->addWidget(new QLabel(tr("size"), this));
+    batchRow->addWidget(m_batch);
+    batchRow->addWidget(new QLabel(tr("count"), this));
+    batchRow->addWidget(m_batchCount);
+    batchRow->addStretch();
 
     auto* form = new QFormLayout(this);
-    form->addRow(tr("Model"), m_model);
+    form->setContentsMargins(0, 0, 0, 0);
     form->addRow(tr("Prompt"), m_prompt);
+    form->addRow(QString(), m_promptTokens);
     form->addRow(tr("Negative"), m_negative);
+    form->addRow(QString(), m_negativeTokens);
     form->addRow(tr("Sampler"), m_sampler);
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
-    form->addRow(tr("Seed"), m_seed);
-    form->addRow(tr("Width"), m_width);
-    form->addRow(tr("Height"), m_height);
-    form->addRow(tr("Batch"), m_batch);
+    form->addRow(tr("Seed"), seedRow);
+    form->addRow(tr("Size"), sizeRow);
+    form->addRow(tr("Batch"), batchRow);
+    setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
 }
 
+void PromptPanel::setModelFamily(const QString& family, bool demo) {
+    m_sizePreset->clear();
+    m_sizePreset->addItem(tr("Presets…"));
+    for (const QSize& s : sizesFor(family, demo))
+        m_sizePreset->addItem(QStringLiteral("%1 × %2").arg(s.width()).arg(s.height()), s);
+}
+
+void PromptPanel::applySizePreset(int index) {
+    const QSize s = m_sizePreset->itemData(index).toSize();
+    if (s.isEmpty()) return;
+    m_width->setValue(s.width());
+    m_height->setValue(s.height());
+    m_sizePreset->setCurrentIndex(0);
+}
+
+void PromptPanel::updateTokenCounts() {
+    m_promptTokens->setText(tokenCountLabel(countTokens(m_prompt->toPlainText())));
+    m_negativeTokens->setText(tokenCountLabel(countTokens(m_negative->toPlainText())));
+}
+
 settings::GenerationSettings PromptPanel::settings() const {
-    settings::GenerationSettings s;
-    s.model = m_model->text().trimmed().toStdString();
+    settings::GenerationSettings s = m_hidden;
     s.prompt = m_prompt->toPlainText().toStdString();
     s.negativePrompt = m_negative->toPlainText().toStdString();
-    s.seed = m_seed->value();
+    s.seed = int64_t(m_seed->value());
     s.steps = m_steps->value();
     s.cfgScale = m_cfg->value();
     s.sampler = m_sampler->currentText().toStdString();
@@ -74,16 +193,28 @@ settings::GenerationSettings PromptPanel::settings() const {
 }
 
 void PromptPanel::setSettings(const settings::GenerationSettings& s) {
-    m_model->setText(QString::fromStdString(s.model));
+    m_hidden = s;
     m_prompt->setPlainText(QString::fromStdString(s.prompt));
     m_negative->setPlainText(QString::fromStdString(s.negativePrompt));
-    m_seed->setValue(int(s.seed));
+    m_seed->setValue(double(s.seed));
     m_steps->setValue(s.steps);
     m_cfg->setValue(s.cfgScale);
-    m_sampler->setCurrentText(QString::fromStdString(s.sampler));
+    const int sampler = m_sampler->findText(QString::fromStdString(s.sampler));
+    if (sampler >= 0) m_sampler->setCurrentIndex(sampler);
     m_width->setValue(s.width);
     m_height->setValue(s.height);
     m_batch->setValue(s.batchSize);
+    updateTokenCounts();
 }
+
+int64_t PromptPanel::takeSeed() {
+    if (m_random->isChecked()) m_seed->setValue(double(QRandomGenerator::global()->bounded(quint32(0xffffffffu))));
+    m_lastSeed = int64_t(m_seed->value());
+    return m_lastSeed;
+}
+
+bool PromptPanel::randomSeed() const { return m_random->isChecked(); }
+void PromptPanel::setRandomSeed(bool on) { m_random->setChecked(on); }
+int PromptPanel::batchCount() const { return m_batchCount->value(); }
 
 } // namespace dd::ui

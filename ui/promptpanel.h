@@ -1,14 +1,17 @@
 #pragma once
-// Prompt, negative prompt and the sampling settings, as one GenerationSettings value.
+// Prompt, negative prompt and the sampling settings, as one GenerationSettings value. The model and the memory
+// plan come from the main window (model picker, preset), not from here.
 #include "core/settings/generation_settings.h"
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
-class QLineEdit;
+class QLabel;
 class QPlainTextEdit;
 class QSpinBox;
+class QTimer;
 
 namespace dd::ui {
 
@@ -16,20 +19,40 @@ class PromptPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
+    // The settings as shown; with a random seed, `seed` is whatever the seed box holds (see takeSeed).
     settings::GenerationSettings settings() const;
     void setSettings(const settings::GenerationSettings& s);
+    // The seed for the next run: a fresh random one when "Random" is on, else the box's value. Remembered for
+    // "reuse last".
+    int64_t takeSeed();
+    int64_t lastSeed() const { return m_lastSeed; }
+    bool randomSeed() const;
+    void setRandomSeed(bool on);
+    int batchCount() const;
+    // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
+    void setModelFamily(const QString& family, bool demo);
 
 private:
-    QLineEdit* m_model;
+    void updateTokenCounts();
+    void applySizePreset(int index);
+
     QPlainTextEdit* m_prompt;
     QPlainTextEdit* m_negative;
-    QSpinBox* m_seed;
+    QLabel* m_promptTokens;
+    QLabel* m_negativeTokens;
+    QTimer* m_countTimer;
+    QDoubleSpinBox* m_seed;  // seeds run to 2^32 - 1 (A1111), past QSpinBox's int
+    QCheckBox* m_random;
     QSpinBox* m_steps;
     QDoubleSpinBox* m_cfg;
     QComboBox* m_sampler;
+    QComboBox* m_sizePreset;
     QSpinBox* m_width;
     QSpinBox* m_height;
     QSpinBox* m_batch;
+    QSpinBox* m_batchCount;
+    int64_t m_lastSeed = -1;
+    settings::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };
 
 } // namespace dd::ui

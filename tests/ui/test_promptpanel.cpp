@@ -1,0 +1,122 @@
+// The prompt panel: token counts per 75-token chunk, emphasis highlighting, seed controls, size presets.
+#include "ui/promptpanel.h"
+
+#include "ui/tokencounter.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QTextBlock>
+#include <QTextLayout>
+#include <QToolButton>
+#include <QtTest>
+
+using dd::ui::PromptPanel;
+
+class TestPromptPanel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void countsTokensPerChunk() {
+        const auto short_ = dd::ui::countTokens("a red apple");
+        QVERIFY(short_.available);
+        QCOMPARE(short_.total, 3);
+        QCOMPARE(short_.target, 75);
+        QCOMPARE(dd::ui::tokenCountLabel(short_), QString("3/75"));
+        // 80 single-token words spill into a second chunk (A1111: 75 + 5, shown as 80/150).
+        QStringList words;
+        for (int i = 0; i < 80; ++i) words << "cat";
+        const auto longer = dd::ui::countTokens(words.join(' '));
+        QCOMPARE(longer.total, 80);
+        QCOMPARE(longer.target, 150);
+        QCOMPARE(longer.chunks.size(), 2);
+        QCOMPARE(dd::ui::tokenCountLabel(longer), QString("80/150 (75 + 5)"));
+        // Emphasis syntax is not counted as tokens.
+        QCOMPARE(dd::ui::countTokens("a (red:1.3) apple").total, 3);
+    }
+
+    void counterFollowsTyping() {
+        PromptPanel p;
+        auto* prompt = p.findChild<QPlainTextEdit*>("prompt");
+        prompt->clear();
+        QTest::keyClicks(prompt, "a red apple");
+        QTRY_COMPARE(p.findChild<QLabel*>("promptTokens")->text(), QString("3/75"));
+    }
+
+    void highlightsEmphasis() {
+        PromptPanel p;
+        auto* prompt = p.findChild<QPlainTextEdit*>("prompt");
+        prompt->setPlainText("a (red:1.3) apple");
+        QCoreApplication::processEvents();
+        const auto formats = prompt->document()->firstBlock().layout()->formats();
+        bool weightBold = false, redColoured = false;
+        for (const auto& f : formats) {
+            if (f.start <= 7 && f.start + f.length > 7 && f.format.fontWeight() == QFont::Bold) weightBold = true;  // ":1.3"
+            if (f.start <= 4 && f.start + f.length > 4 && f.format.hasProperty(QTextFormat::ForegroundBrush)) redColoured = true;
+        }
+        QVERIFY(weightBold);
+        QVERIFY(redColoured);
+        prompt->setPlainText("plain words");
+        QCoreApplication::processEvents();
+        QVERIFY(prompt->document()->firstBlock().layout()->formats().isEmpty());
+    }
+
+    void seedControls() {
+        PromptPanel p;
+        p.findChild<QDoubleSpinBox*>("seed")->setValue(1234);
+        QCOMPARE(p.takeSeed(), int64_t(1234));
+        p.findChild<QCheckBox*>("randomSeed")->setChecked(true);
+        const int64_t a = p.takeSeed(), b = p.takeSeed();
+        QVERIFY(a != b || a != 1234);  // fresh each run (two equal draws in 2^32 would be a fluke)
+        QCOMPARE(p.lastSeed(), b);
+        p.findChild<QDoubleSpinBox*>("seed")->setValue(7);
+        p.findChild<QToolButton*>("reuseSeed")->click();
+        QVERIFY(!p.randomSeed());
+        QCOMPARE(p.settings().seed, b);
+        QCOMPARE(p.settings().seed, p.lastSeed());
+    }
+
+    void sizePresetsFollowFamily() {
+        PromptPanel p;
+        auto* presets = p.findChild<QComboBox*>("sizePreset");
+        p.setModelFamily("SDXL", false);
+        QVERIFY(presets->findText("1024 × 1024") > 0);
+        QCOMPARE(presets->findText("512 × 512"), -1);
+        p.setModelFamily("SD 1.x", false);
+        const int i = presets->findText("512 × 768");
+        QVERIFY(i > 0);
+        presets->setCurrentIndex(i);
+        emit presets->activated(i);
+        QCOMPARE(p.settings().width, 512);
+        QCOMPARE(p.settings().height, 768);
+    }
+
+    void settingsRoundTrip() {
+        PromptPanel p;
+        dd::settings::GenerationSettings s;
+        s.prompt = "x";
+        s.negativePrompt = "y";
+        s.seed = 4000000000LL;  // past int: A1111 seeds reach 2^32 - 1
+        s.steps = 33;
+        s.cfgScale = 5.5;
+        s.sampler = "DPM++ 2M Karras";
+        s.width = 640;
+        s.height = 448;
+        s.batchSize = 3;
+        s.clipSkip = 2;  // not edited here, kept
+        p.setSettings(s);
+        const auto back = p.settings();
+        QCOMPARE(back.seed, s.seed);
+        QCOMPARE(back.sampler, s.sampler);
+        QCOMPARE(back.steps, 33);
+        QCOMPARE(back.width, 640);
+        QCOMPARE(back.batchSize, 3);
+        QCOMPARE(back.clipSkip, 2);
+    }
+};
+
+QTEST_MAIN(TestPromptPanel)
+#include "test_promptpanel.moc"

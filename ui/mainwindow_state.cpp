@@ -1,0 +1,118 @@
+// MainWindow: memory preset, prediction, preferences, and what persists between sessions.
+#include "ui/dialoghooks.h"
+#include "ui/mainwindow.h"
+#include "ui/modelpicker.h"
+#include "ui/peakprediction.h"
+#include "ui/presetdialog.h"
+#include "ui/preferencesdialog.h"
+#include "ui/promptpanel.h"
+#include "ui/vramgauge.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QCloseEvent>
+#include <QLabel>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableWidget>
+
+namespace dd::ui {
+
+qint64 MainWindow::predictedPeakFor(const memory::MemoryPlan& plan) const {
+    settings::GenerationSettings s = currentSettings();
+    s.plan = plan;
+    return ui::predictPeak(s, m_gauge->cuda()).peakBytes;
+}
+
+void MainWindow::openPresetDialog() {
+    QStringList errors;
+    auto presets = loadAllPresets(&errors);
+    const QString recommended = recommendedPresetName(presets, machineMemory());
+    PresetDialog dialog(std::move(presets), recommended,
+                        m_preset ? QString::fromStdString(m_preset->name) : QString(),
+                        [this](const memory::MemoryPlan& plan) { return predictedPeakFor(plan); }, this);
+    if (!errors.isEmpty()) statusBar()->showMessage(errors.join(QStringLiteral("; ")), 10000);
+    if (execDialog(&dialog) == QDialog::Accepted && dialog.table()->currentRow() >= 0) applyPreset(dialog.selectedPreset());
+}
+
+void MainWindow::applyPreset(const memory::Preset& preset) {
+    m_preset = preset;
+    QSettings().setValue("preset", QString::fromStdString(preset.name));
+    QSettings().setValue("presetJson", QString::fromStdString(nlohmann::json(preset).dump()));
+    updatePresetLabel();
+    updatePrediction();
+}
+
+void MainWindow::updatePresetLabel() {
+    if (!m_preset) {
+        m_presetLabel->setText(tr("Memory preset: none (fp32, SDPA)"));
+        m_gauge->setBudget(0, {});
+        return;
+    }
+    const auto& p = *m_preset;
+    m_presetLabel->setText(tr("Memory preset: <b>%1</b> (budget %2)")
+                               .arg(QString::fromStdString(p.name).toHtmlEscaped(), formatBytes(p.budgetBytes)));
+    m_presetLabel->setToolTip(QString::fromStdString(p.strategy));
+    m_gauge->setBudget(p.budgetBytes, QString::fromStdString(p.name));
+}
+
+void MainWindow::updatePrediction() {
+    const auto prediction = ui::predictPeak(currentSettings(), m_gauge->cuda());
+    m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
+}
+
+void MainWindow::openPreferences() {
+    PreferencesDialog dialog(m_price, this);
+    if (execDialog(&dialog) != QDialog::Accepted) return;
+    m_price = dialog.price();
+    m_price.save();
+    m_costLabel->setText(tr("price: %1").arg(m_price.describe()));
+}
+
+// Window layout, the last settings and the preset come back as they were left.
+void MainWindow::restoreState() {
+    QSettings q;
+    restoreGeometry(q.value("window/geometry").toByteArray());
+    QMainWindow::restoreState(q.value("window/state").toByteArray());
+    if (auto* splitter = findChild<QSplitter*>("mainSplitter")) splitter->restoreState(q.value("window/splitter").toByteArray());
+    try {
+        const QString last = q.value("lastSettings").toString();
+        if (!last.isEmpty()) m_panel->setSettings(nlohmann::json::parse(last.toStdString()).get<settings::GenerationSettings>());
+    } catch (const std::exception&) {
+        // A settings file from another version: start from defaults.
+    }
+    const QString presetName = q.value("preset").toString();
+    const auto presets = loadAllPresets();
+    for (const auto& e : presets)
+        if (QString::fromStdString(e.preset.name) == presetName) m_preset = e.preset;
+    if (!m_preset && !presetName.isEmpty()) {
+        try {  // a preset whose file went away: keep what was chosen
+            m_preset = nlohmann::json::parse(q.value("presetJson").toString().toStdString()).get<memory::Preset>();
+        } catch (const std::exception&) {
+        }
+    }
+    if (!m_preset) {
+        const QString recommended = recommendedPresetName(presets, machineMemory());
+        for (const auto& e : presets)
+            if (QString::fromStdString(e.preset.name) == recommended) m_preset = e.preset;
+    }
+}
+
+void MainWindow::saveState() const {
+    QSettings q;
+    q.setValue("window/geometry", saveGeometry());
+    q.setValue("window/state", QMainWindow::saveState());
+    if (auto* splitter = findChild<QSplitter*>("mainSplitter")) q.setValue("window/splitter", splitter->saveState());
+    q.setValue("lastSettings", QString::fromStdString(nlohmann::json(m_panel->settings()).dump()));
+}
+
+// Closing during a run cancels it; EngineThread's destructor then joins the worker after the step in flight.
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveState();
+    if (m_running) cancel();
+    m_engine->worker()->cancel();
+    event->accept();
+}
+
+} // namespace dd::ui

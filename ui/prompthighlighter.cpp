@@ -1,0 +1,86 @@
+#include "ui/prompthighlighter.h"
+
+#include <QRegularExpression>
+
+namespace dd::ui {
+namespace {
+
+// Block state packs the bracket depths open at the end of a line, so emphasis may span lines.
+int packState(int round, int square) { return (std::min(round, 255) << 8) | std::min(square, 255); }
+
+QColor emphasisColour(int round, int square) {
+    const int level = round - square;
+    if (level > 0) return QColor::fromHsv(20, std::min(90 + 50 * level, 255), 200);   // warmer = stronger
+    if (level < 0) return QColor::fromHsv(210, std::min(90 - 50 * level, 255), 200);  // cooler = weaker
+    return {};
+}
+
+} // namespace
+
+PromptHighlighter::PromptHighlighter(QTextDocument* document) : QSyntaxHighlighter(document) {}
+
+void PromptHighlighter::highlightBlock(const QString& text) {
+    const int prev = previousBlockState();
+    int round = prev > 0 ? prev >> 8 : 0, square = prev > 0 ? prev & 0xff : 0;
+
+    QTextCharFormat bracket;
+    bracket.setFontWeight(QFont::Bold);
+    QTextCharFormat weight;
+    weight.setForeground(QColor(0x2a, 0x7a, 0x2a));
+    weight.setFontWeight(QFont::Bold);
+    QTextCharFormat escape;
+    escape.setForeground(Qt::gray);
+    QTextCharFormat unmatched;
+    unmatched.setUnderlineStyle(QTextCharFormat::WaveUnderline);
+    unmatched.setUnderlineColor(Qt::red);
+    unmatched.setForeground(Qt::red);
+    QTextCharFormat breakFormat;
+    breakFormat.setFontWeight(QFont::Bold);
+    breakFormat.setForeground(QColor(0x80, 0x30, 0xa0));
+
+    static const QRegularExpression weightRe(QStringLiteral(R"(:\s*[+-]?(\d+\.?\d*|\.\d+)\s*(?=\)))"));
+    static const QRegularExpression breakRe(QStringLiteral(R"(\bBREAK\b)"));
+
+    for (int i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (c == '\\' && i + 1 < text.size()) {
+            setFormat(i, 2, escape);
+            ++i;
+            continue;
+        }
+        const QColor tint = emphasisColour(round, square);
+        if (c == '(' || c == '[') {
+            (c == '(' ? round : square)++;
+            QTextCharFormat f = bracket;
+            f.setForeground(emphasisColour(round, square));
+            setFormat(i, 1, f);
+        } else if (c == ')' || c == ']') {
+            int& depth = c == ')' ? round : square;
+            if (depth == 0) {
+                setFormat(i, 1, unmatched);
+            } else {
+                QTextCharFormat f = bracket;
+                f.setForeground(tint);
+                setFormat(i, 1, f);
+                --depth;
+            }
+        } else if (c == ':' && round > 0) {
+            const auto m = weightRe.match(text, i, QRegularExpression::NormalMatch, QRegularExpression::AnchorAtOffsetMatchOption);
+            if (m.hasMatch()) {
+                setFormat(i, int(m.capturedLength()), weight);
+                i += int(m.capturedLength()) - 1;
+            }
+        } else if (tint.isValid()) {
+            QTextCharFormat f;
+            f.setForeground(tint);
+            setFormat(i, 1, f);
+        }
+    }
+    for (auto it = breakRe.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        setFormat(int(m.capturedStart()), int(m.capturedLength()), breakFormat);
+    }
+    setCurrentBlockState(packState(round, square));
+}
+
+} // namespace dd::ui

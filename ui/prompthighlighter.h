@@ -1,0 +1,17 @@
+#pragma once
+// Colours A1111 prompt syntax as it is typed: (emphasis), [de-emphasis], (word:1.3) weights, BREAK,
+// \( escapes, and brackets that close nothing.
+#include <QSyntaxHighlighter>
+
+namespace dd::ui {
+
+class PromptHighlighter : public QSyntaxHighlighter {
+    Q_OBJECT
+public:
+    explicit PromptHighlighter(QTextDocument* document);
+
+protected:
+    void highlightBlock(const QString& text) override;
+};
+
+} // namespace dd::ui
