@@ -52,7 +52,7 @@ private slots:
             JobQueue q(path);
             q.enqueue("x", {}, "x");
         }
-        std::ofstream(path, std::ios::app) << R"({"event": "start", "id": "x)";  // kill -9 mid-append
+        std::ofstream(path, std::ios::app) << "{\"event\": \"start\", \"id\": \"x";  // kill -9 mid-append
         JobQueue q(path);
         QCOMPARE(q.warnings().size(), std::size_t(1));
         QCOMPARE(q.find("x")->state, JobState::Pending);

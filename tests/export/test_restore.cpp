@@ -112,15 +112,15 @@ private slots:
         QTest::addColumn<QString>("prompt");
         QTest::addColumn<int>("steps");
         QTest::addColumn<QString>("model");
-        QTest::newRow("Fooocus 2.2+") << R"({"prompt": "a dog", "negative_prompt": "", "styles": "['Fooocus V2']", "performance": "Speed", "steps": 30, "resolution": "(1024, 1024)", "guidance_scale": 4, "sharpness": 2, "sampler": "dpmpp_2m_sde_gpu", "scheduler": "karras", "seed": "123", "base_model": "juggernautXL_v8Rundiffusion.safetensors", "version": "Fooocus v2.5.5"})"
+        QTest::newRow("Fooocus 2.2+") << "{\"prompt\": \"a dog\", \"negative_prompt\": \"\", \"styles\": \"['Fooocus V2']\", \"performance\": \"Speed\", \"steps\": 30, \"resolution\": \"(1024, 1024)\", \"guidance_scale\": 4, \"sharpness\": 2, \"sampler\": \"dpmpp_2m_sde_gpu\", \"scheduler\": \"karras\", \"seed\": \"123\", \"base_model\": \"juggernautXL_v8Rundiffusion.safetensors\", \"version\": \"Fooocus v2.5.5\"}"
             << "fooocus-json" << "a dog" << 30 << "juggernautXL_v8Rundiffusion.safetensors";
-        QTest::newRow("Fooocus 2.1") << R"({"Prompt": "a dog", "Negative Prompt": "", "Resolution": "(896, 1152)", "Guidance Scale": 7, "Sampler": "dpmpp_2m", "Scheduler": "karras", "Seed": "5", "Base Model": "C:\\models\\sd_xl_base_1.0.safetensors", "Version": "Fooocus v2.1.0"})"
+        QTest::newRow("Fooocus 2.1") << "{\"Prompt\": \"a dog\", \"Negative Prompt\": \"\", \"Resolution\": \"(896, 1152)\", \"Guidance Scale\": 7, \"Sampler\": \"dpmpp_2m\", \"Scheduler\": \"karras\", \"Seed\": \"5\", \"Base Model\": \"C:\\\\models\\\\sd_xl_base_1.0.safetensors\", \"Version\": \"Fooocus v2.1.0\"}"
             << "fooocus-json" << "a dog" << 20 << "sd_xl_base_1.0.safetensors";
-        QTest::newRow("ComfyUI API graph") << R"({"3": {"class_type": "KSampler", "inputs": {"seed": 8, "steps": 12, "cfg": 8, "sampler_name": "euler", "scheduler": "normal", "denoise": 1, "positive": ["6", 0], "negative": ["7", 0], "latent_image": ["5", 0], "model": ["4", 0]}}, "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "../../etc/v1-5.safetensors"}}, "5": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512, "batch_size": 1}}, "6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a tree"}}, "7": {"class_type": "CLIPTextEncode", "inputs": {"text": "bad"}}})"
+        QTest::newRow("ComfyUI API graph") << "{\"3\": {\"class_type\": \"KSampler\", \"inputs\": {\"seed\": 8, \"steps\": 12, \"cfg\": 8, \"sampler_name\": \"euler\", \"scheduler\": \"normal\", \"denoise\": 1, \"positive\": [\"6\", 0], \"negative\": [\"7\", 0], \"latent_image\": [\"5\", 0], \"model\": [\"4\", 0]}}, \"4\": {\"class_type\": \"CheckpointLoaderSimple\", \"inputs\": {\"ckpt_name\": \"../../etc/v1-5.safetensors\"}}, \"5\": {\"class_type\": \"EmptyLatentImage\", \"inputs\": {\"width\": 512, \"height\": 512, \"batch_size\": 1}}, \"6\": {\"class_type\": \"CLIPTextEncode\", \"inputs\": {\"text\": \"a tree\"}}, \"7\": {\"class_type\": \"CLIPTextEncode\", \"inputs\": {\"text\": \"bad\"}}}"
             << "comfyui-json" << "a tree" << 12 << "v1-5.safetensors";
-        QTest::newRow("InvokeAI") << R"({"generation_mode": "txt2img", "positive_prompt": "a boat", "negative_prompt": "", "width": 512, "height": 512, "seed": 3, "steps": 15, "cfg_scale": 7.5, "scheduler": "dpmpp_2m_k", "model": {"name": "dreamshaper_8", "hash": "blake3:abc"}})"
+        QTest::newRow("InvokeAI") << "{\"generation_mode\": \"txt2img\", \"positive_prompt\": \"a boat\", \"negative_prompt\": \"\", \"width\": 512, \"height\": 512, \"seed\": 3, \"steps\": 15, \"cfg_scale\": 7.5, \"scheduler\": \"dpmpp_2m_k\", \"model\": {\"name\": \"dreamshaper_8\", \"hash\": \"blake3:abc\"}}"
             << "invokeai-json" << "a boat" << 15 << "dreamshaper_8";
-        QTest::newRow("settings JSON") << R"({"model": "/models/x.safetensors", "prompt": "a car", "steps": 9, "memory_plan": {"unet": "fp16"}, "hires_fix": true})"
+        QTest::newRow("settings JSON") << "{\"model\": \"/models/x.safetensors\", \"prompt\": \"a car\", \"steps\": 9, \"memory_plan\": {\"precision\": {\"unet\": \"fp16\"}}, \"hires_fix\": true}"
             << "settings-json" << "a car" << 9 << "x.safetensors";
     }
     void otherToolsJson() {
@@ -143,8 +143,8 @@ private slots:
 
     // Metadata never names a path: model and init image come back as bare names; lookups stay in the folder.
     void noPathSurvives() {
-        const Restored r = restoreFromBytes(R"({"schema": "diffusiondesk.sidecar/2", "model": {"name": "../../../etc/passwd"},
-            "settings": {"model": "/etc/shadow", "init_image": "../../secret.png", "prompt": "x"}})", "s.json");
+        const Restored r = restoreFromBytes("{\"schema\": \"diffusiondesk.sidecar/2\", \"model\": {\"name\": \"../../../etc/passwd\"}, "
+                                            "\"settings\": {\"model\": \"/etc/shadow\", \"init_image\": \"../../secret.png\", \"prompt\": \"x\"}}", "s.json");
         QVERIFY(r.settings.model.empty());
         QVERIFY(r.modelName.find('/') == std::string::npos && r.modelName.find("..") == std::string::npos);
         QVERIFY(r.settings.initImage.empty() || r.settings.initImage == "secret.png");
@@ -167,7 +167,7 @@ private slots:
         expectError(pngWith(""), "no generation settings");
         // A text chunk over 1 MiB is skipped with a warning; the next reader is used.
         const std::string big = pngWith(pngChunk("tEXt", "parameters" + std::string(1, '\0') + std::string(kMaxMetadataText + 10, 'x')) +
-                                        pngChunk("tEXt", std::string("prompt\0", 7) + R"({"1": {"class_type": "KSampler", "inputs": {"steps": 3}}})"));
+                                        pngChunk("tEXt", std::string("prompt\0", 7) + "{\"1\": {\"class_type\": \"KSampler\", \"inputs\": {\"steps\": 3}}}"));
         const Restored r = restoreFromBytes(big, "big.png");
         QCOMPARE(r.format, std::string("comfyui"));
         QVERIFY(!r.warnings.empty() && r.warnings.front().find("1 MiB") != std::string::npos);
@@ -201,7 +201,7 @@ private slots:
         QCOMPARE(exifUserComment(exif(false, le), "x"), std::string("Steps: 20, Seed: 5, Size: 64x64"));
         QCOMPARE(exifUserComment(exif(true, std::string("ASCII\0\0\0", 8) + "hello"), "x"), std::string("hello"));
         QVERIFY_THROWS_EXCEPTION(MetadataError, exifUserComment(exif(true, "x").substr(0, 20), "x"));
-        QCOMPARE(xmpProperty(R"(<rdf:Description diffusiondesk:settings="{&quot;a&quot;:&#49;}"/>)", "diffusiondesk:settings"), std::string(R"({"a":1})"));
+        QCOMPARE(xmpProperty("<rdf:Description diffusiondesk:settings=\"{&quot;a&quot;:&#49;}\"/>", "diffusiondesk:settings"), std::string("{\"a\":1}"));
         QCOMPARE(xmpProperty("<diffusiondesk:settings>a &amp; b</diffusiondesk:settings>", "diffusiondesk:settings"), std::string("a & b"));
     }
 };
