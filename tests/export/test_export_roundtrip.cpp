@@ -1,5 +1,6 @@
 // Settings -> image file -> settings, for PNG, JPEG and WebP: every field of GenerationSettings (memory plan
 // included) comes back through the embedded sidecar, and the A1111 text is what A1111 itself would write.
+#include "core/queue/durable_file.h"
 #include "core/settings/a1111_parameters.h"
 #include "core/settings/image_metadata.h"
 #include "core/settings/restore.h"
@@ -101,6 +102,7 @@ private slots:
         const auto f = imaging::exportImage(req, gradient(64, 48), sc, "dreamshaper_8");
         QVERIFY2(QFile::exists(QString::fromStdString(f.image)), f.image.c_str());
         QVERIFY(QFile::exists(QString::fromStdString(f.sidecar)));
+        QCOMPARE(imaging::readImage(f.image).width, 64);  // still decodes after the metadata was added
 
         const Restored r = restoreFromFile(f.image);
         QCOMPARE(QString::fromStdString(r.source), format);
@@ -161,9 +163,9 @@ private slots:
         sc.settings.prompt = "ünïcode ✓";
         const auto m = imaging::metadataFor(sc, "m");
         const std::string jpg = imaging::encodeImage(gradient(16, 16), imaging::ExportFormat::Jpeg, m);
-        std::string be("UNICODE\0", 8);
-        for (const char c : std::string("Steps: 20")) be += '\0', be += c;
+        std::string be("UNICODE\0\0\xfc\0n\0\xef\0c", 16);  // "ünïc" in UTF-16BE, as piexif's "unicode" dump
         QVERIFY(jpg.find(be) != std::string::npos);
+        QVERIFY(jpg.find(encodeUserComment(m.parameters)) != std::string::npos);
         QCOMPARE(readImageText(jpg, "x.jpg").text.at("parameters"), m.parameters);
         QTemporaryDir d;
         const std::string p = d.filePath("a.jpg").toStdString();
