@@ -1,0 +1,347 @@
+// Peak memory per stage; the formula and where each constant comes from are in docs/memory.md.
+#include "core/memory/predictor.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace dd::memory {
+namespace {
+
+// Live copies of the [rows, Lq, Lk] score matrix at the attention peak, measured with torch 2.15 on the CPU
+// (docs/memory.md): classic/sliced/chunked hold the scores and their softmax (2.00); SDPA's math kernel also
+// holds _safe_softmax's boolean mask (2.25), and on the CPU computes fp16/bf16 inputs in fp32.
+constexpr double kClassicScoreCopies = 2.0;
+constexpr double kMathScoreCopies = 2.25;
+// [B', L, C]-sized tensors alive inside a transformer block: attention (input, norm, q, k, v, output) and the
+// GEGLU feed-forward (8C projection, 4C gelu, 4C product, input, residual: ~18C).
+constexpr double kAttentionWorkTensors = 6.0;
+constexpr double kFeedForwardTensors = 18.0;
+// [B', C, h, w]-sized tensors alive inside a resnet block of the UNet (input, norm, silu, conv, sum).
+constexpr double kResnetTensors = 5.0;
+// VAE decoder at full resolution: [B, Cin, H, W]-sized tensors alive in the last up block's first resnet
+// (upsampled input, norm, silu, conv output, shortcut).
+constexpr double kVaeSpikeTensors = 3.0;
+// Process RSS of the app before any model (libtorch, its thread pools, resources) and the CUDA context.
+constexpr int64_t kCpuBaseline = int64_t(300) << 20;
+constexpr int64_t kCudaContext = int64_t(600) << 20;
+// Transient memory of loading (random init of a network before its weights replace it): the largest network.
+constexpr double kLoadTransientFactor = 1.0;
+
+int64_t bytesOf(Precision p) { return p == Precision::FP32 ? 4 : 2; }
+
+int64_t sum(const std::vector<TextEncoderShape>& tes, int64_t (*f)(const TextEncoderShape&)) {
+    int64_t s = 0;
+    for (const auto& t : tes) s += f(t);
+    return s;
+}
+
+// Bytes of the score matrices alive at once for self-attention of `rows` = batch·heads rows over L tokens.
+int64_t scoreBytes(const MemoryPlan& plan, bool cuda, int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t dtypeBytes,
+                   std::string* how) {
+    const int64_t rows = batch * heads;
+    switch (plan.attention) {
+    case Attention::Sdpa:
+        // Flash (CPU, CUDA fp16) and memory-efficient kernels work in blocks: no score matrix.
+        *how = "sdpa";
+        return 0;
+    case Attention::SdpaMath:
+        *how = "sdpa-math";
+        return int64_t(kMathScoreCopies * double(rows * lq * lk * (cuda ? dtypeBytes : 4)));
+    case Attention::Sliced: {
+        const int64_t slice = std::min(rows, plan.attentionSliceSize > 0 ? int64_t(plan.attentionSliceSize)
+                                                                         : std::max<int64_t>(heads / 2, 1));
+        *how = "sliced (" + std::to_string(slice) + " rows)";
+        return int64_t(kClassicScoreCopies * double(slice * lq * lk * dtypeBytes));
+    }
+    case Attention::Chunked: {
+        const int64_t chunk = std::min<int64_t>(lq, std::max(plan.queryChunkSize, 1));
+        *how = "chunked (" + std::to_string(chunk) + " queries)";
+        return int64_t(kClassicScoreCopies * double(rows * chunk * lk * dtypeBytes));
+    }
+    }
+    return 0;
+}
+
+std::string sizeLabel(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+// The UNet's largest live working set during one forward.
+StageEstimate unetActivations(const UNetShape& u, const PredictInput& in, int64_t f) {
+    StageEstimate e;
+    const int64_t s = bytesOf(in.plan.unet);
+    const int64_t b = int64_t(in.batch) * (in.cfg ? 2 : 1);
+    const int64_t h = in.height / f, w = in.width / f;
+    const size_t levels = u.blockOutChannels.size();
+    // Skip connections kept from the down path for the up path: conv_in, every resnet/attention output, every
+    // downsampler output (diffusers down_block_res_samples).
+    int64_t skips = u.blockOutChannels.empty() ? 0 : u.blockOutChannels[0] * h * w;
+    for (size_t l = 0; l < levels; ++l) {
+        const int64_t px = (h >> l) * (w >> l);
+        skips += u.layersPerBlock * u.blockOutChannels[l] * px;
+        if (l + 1 < levels) skips += u.blockOutChannels[l] * ((h >> (l + 1)) * (w >> (l + 1)));
+    }
+    const int64_t skipBytes = skips * b * s;
+    for (size_t l = 0; l < levels; ++l) {
+        const int64_t lh = h >> l, lw = w >> l, tokens = lh * lw, c = u.blockOutChannels[l];
+        const int64_t tensor = b * tokens * c * s;
+        // Up blocks see their input concatenated with a skip: up to twice the channels.
+        int64_t work = int64_t(kResnetTensors * 2 * double(tensor));
+        std::string at = "UNet resnet at " + sizeLabel(lw, lh);
+        if (l < u.attention.size() && u.attention[l]) {
+            std::string how;
+            const int64_t scores = scoreBytes(in.plan, in.cuda, b, u.heads[l], tokens, tokens, s, &how);
+            const int64_t attn = int64_t(kAttentionWorkTensors * double(tensor)) + scores;
+            const int64_t ff = int64_t(kFeedForwardTensors * double(tensor));
+            if (std::max(attn, ff) > work) {
+                work = std::max(attn, ff);
+                at = attn >= ff ? "attention at " + sizeLabel(lw, lh) + ", " + how : "feed-forward at " + sizeLabel(lw, lh);
+            }
+        }
+        if (skipBytes + work > e.activations) {
+            e.activations = skipBytes + work;
+            e.peakAt = at;
+        }
+    }
+    return e;
+}
+
+// The VAE decoder's largest live working set: the full-resolution conv spike or the mid-block attention.
+StageEstimate vaeDecodeActivations(const VaeShape& v, const PredictInput& in, int64_t s) {
+    StageEstimate e;
+    const int64_t batch = in.plan.vaeSlicing ? 1 : in.batch;
+    const int64_t f = v.scaleFactor();
+    int64_t W = in.width, H = in.height;
+    // diffusers tiles when either latent side exceeds the latent tile (sample_size / f).
+    const bool tiled = in.plan.vaeTiling && (W > v.sampleSize || H > v.sampleSize);
+    int64_t kept = 0;
+    if (tiled) {
+        // Every decoded tile is kept until the rows are stitched: about the image again in float, twice.
+        kept = 2 * int64_t(in.batch) * 3 * W * H * s;
+        W = std::min(W, v.sampleSize);
+        H = std::min(H, v.sampleSize);
+    }
+    const size_t n = v.blockOutChannels.size();
+    // Decoder channels run reversed; the last up block works at full resolution on the previous block's channels.
+    const int64_t cin = n >= 2 ? v.blockOutChannels[1] : (n ? v.blockOutChannels[0] : 128);
+    const int64_t spike = int64_t(kVaeSpikeTensors * double(batch * cin * W * H * s));
+    std::string how;
+    const int64_t lat = (W / f) * (H / f);
+    const int64_t top = n ? v.blockOutChannels.back() : 512;
+    const int64_t mid = v.midAttention ? scoreBytes(in.plan, in.cuda, batch, 1, lat, lat, s, &how) +
+                                             int64_t(kAttentionWorkTensors * double(batch * lat * top * s))
+                                       : 0;
+    const int64_t image = int64_t(in.batch) * 3 * int64_t(in.width) * int64_t(in.height) * 4;
+    e.activations = std::max(spike, mid) + kept + image;
+    e.peakAt = spike >= mid ? "VAE decode at " + sizeLabel(W, H) + (tiled ? " (tile)" : "")
+                            : "VAE attention at " + sizeLabel(W / f, H / f) + ", " + how;
+    return e;
+}
+
+int64_t textEncoderActivations(const std::vector<TextEncoderShape>& tes, const PredictInput& in) {
+    const int64_t s = bytesOf(in.plan.textEncoder);
+    const int64_t rows = in.cfg ? 2 : 1;
+    int64_t peak = 0;
+    for (const auto& t : tes)
+        peak = std::max(peak, rows * t.tokens * (6 * t.hiddenSize + 2 * t.intermediateSize) * s +
+                                  2 * rows * t.heads * t.tokens * t.tokens * s);
+    return peak;
+}
+
+// Weights on the compute device while a stage runs (offload moves components or blocks on CUDA only).
+struct Placement {
+    int64_t unet, vae, te;
+};
+
+int64_t offloadedShare(const MemoryPlan& plan, int64_t bytes) {
+    switch (plan.offload) {
+    case Offload::None:
+    case Offload::Model: return bytes;
+    // Sequential: one leaf module at a time, a few percent of a network; group: groupBlocks of ~12 blocks.
+    case Offload::Sequential: return bytes / 20;
+    case Offload::Group: return std::min(bytes, bytes * std::max(plan.groupBlocks, 1) * 2 / 12);
+    }
+    return bytes;
+}
+
+} // namespace
+
+int64_t Prediction::peak() const { return std::max({load.total(), encode.total(), denoise.total(), decode.total()}); }
+
+const char* Prediction::peakStage() const {
+    const int64_t p = peak();
+    if (denoise.total() == p) return "denoise";
+    if (decode.total() == p) return "decode";
+    if (encode.total() == p) return "encode";
+    return "load";
+}
+
+Prediction predict(const ModelShape& shape, const PredictInput& in) {
+    Prediction p;
+    p.shape = shape;
+    p.input = in;
+    const auto& plan = in.plan;
+    const int64_t baseline = in.baselineBytes >= 0 ? in.baselineBytes : (in.cuda ? kCudaContext : kCpuBaseline);
+    const bool vaeFp32 = shape.vae.forceUpcast && plan.vaeUpcast;
+    const int64_t vaeDtype = vaeFp32 ? 4 : bytesOf(plan.vae);
+    const int64_t unetW = shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1);
+    const int64_t vaeW = shape.vae.params * vaeDtype;
+    const int64_t teW = sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; }) * bytesOf(plan.textEncoder);
+    const int64_t all = unetW + vaeW + teW;
+    const bool offload = in.cuda && plan.offload != Offload::None;
+
+    for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->baseline = baseline;
+
+    // Load: networks are built (random init) and then take their weights; on CUDA they are copied over.
+    p.load.weights = offload ? 0 : all;
+    p.load.activations = int64_t(kLoadTransientFactor * double(std::max({unetW, vaeW, teW})));
+    if (offload) p.load.activations = 0;  // built on the CPU, nothing on the device yet
+    p.load.peakAt = "building the largest network";
+
+    p.encode.weights = offload ? offloadedShare(plan, teW) : all;
+    p.encode.activations = textEncoderActivations(shape.textEncoders, in);
+    p.encode.peakAt = "text encoder";
+
+    const int64_t f = shape.vae.scaleFactor();
+    const auto unet = unetActivations(shape.unet, in, f);
+    p.denoise.weights = offload ? offloadedShare(plan, unetW) : all;
+    p.denoise.activations = unet.activations;
+    p.denoise.peakAt = unet.peakAt;
+
+    const auto vae = vaeDecodeActivations(shape.vae, in, vaeDtype);
+    p.decode.weights = offload ? offloadedShare(plan, vaeW) : all;
+    p.decode.activations = vae.activations;
+    p.decode.peakAt = vae.peakAt;
+    return p;
+}
+
+std::string formatGb(int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", double(bytes) / double(int64_t(1) << 30));
+    std::string s = buf;
+    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);  // "6 GB", not "6.0 GB"
+    return s + " GB";
+}
+
+Fit fits(const Prediction& prediction, int64_t budgetBytes, const std::vector<Preset>* presets) {
+    Fit fit;
+    fit.needBytes = prediction.peak();
+    fit.budgetBytes = budgetBytes;
+    fit.fits = fit.needBytes <= budgetBytes;
+    if (fit.fits) return fit;
+
+    // Single toggles, each tried on its own; those that make it fit win, else those that help most.
+    struct Option {
+        const char* words;
+        MemoryPlan plan;
+    };
+    std::vector<Option> options;
+    const auto& base = prediction.input.plan;
+    auto with = [&](const char* words, auto change) {
+        MemoryPlan p = base;
+        change(p);
+        if (!(p == base)) options.push_back({words, p});
+    };
+    with("enable VAE tiling", [](MemoryPlan& p) { p.vaeTiling = true; });
+    if (prediction.input.batch > 1) with("enable VAE slicing", [](MemoryPlan& p) { p.vaeSlicing = true; });
+    if (base.attention != Attention::Sliced && base.attention != Attention::Sdpa)
+        with("use sliced attention", [](MemoryPlan& p) { p.attention = Attention::Sliced; });
+    if (prediction.input.cuda) {
+        with("use fp16", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::FP16; });
+        with("enable model offload", [](MemoryPlan& p) { if (p.offload == Offload::None) p.offload = Offload::Model; });
+    }
+    std::vector<std::pair<int64_t, std::string>> helping;
+    for (const auto& o : options) {
+        PredictInput in = prediction.input;
+        in.plan = o.plan;
+        const int64_t need = predict(prediction.shape, in).peak();
+        if (need < fit.needBytes) helping.emplace_back(need, o.words);
+    }
+    std::sort(helping.begin(), helping.end());
+    for (const auto& [need, words] : helping)
+        if (need <= budgetBytes || fit.suggestions.empty()) fit.suggestions.push_back(words);
+
+    if (presets) {
+        const Preset* best = nullptr;
+        for (const auto& p : *presets)
+            if (p.budgetBytes <= budgetBytes && (!best || p.budgetBytes > best->budgetBytes)) best = &p;
+        if (best && !(best->plan == base)) {
+            PredictInput in = prediction.input;
+            in.plan = best->plan;
+            if (predict(prediction.shape, in).peak() <= budgetBytes) fit.suggestions.push_back("switch to " + best->name);
+        }
+    }
+    fit.message = "needs " + formatGb(fit.needBytes) + ", preset budget " + formatGb(budgetBytes);
+    for (size_t i = 0; i < fit.suggestions.size(); ++i)
+        fit.message += (i == 0 ? ": " : " or ") + fit.suggestions[i];
+    return fit;
+}
+
+// --- configs -------------------------------------------------------------------------------------------
+
+namespace {
+
+template <typename T>
+T value(const nlohmann::json& j, const char* key, T fallback) {
+    const auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : it->get<T>();
+}
+
+// A config value that is a number or one number per block.
+std::vector<int64_t> perLevel(const nlohmann::json& j, const char* key, int64_t fallback, size_t n) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::vector<int64_t>(n, fallback);
+    if (it->is_array()) return it->get<std::vector<int64_t>>();
+    return std::vector<int64_t>(n, it->get<int64_t>());
+}
+
+} // namespace
+
+ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::json& vae,
+                                 const std::vector<nlohmann::json>& textEncoders) {
+    ModelShape m;
+    auto& u = m.unet;
+    u.inChannels = value<int64_t>(unet, "in_channels", 4);
+    u.blockOutChannels = value(unet, "block_out_channels", std::vector<int64_t>{320, 640, 1280, 1280});
+    const size_t n = u.blockOutChannels.size();
+    const auto down = value(unet, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
+                                                                            "CrossAttnDownBlock2D", "DownBlock2D"});
+    for (size_t l = 0; l < n; ++l) u.attention.push_back(l < down.size() && down[l].rfind("CrossAttn", 0) == 0);
+    u.heads = perLevel(unet, "attention_head_dim", 8, n);
+    u.transformerLayers = perLevel(unet, "transformer_layers_per_block", 1, n);
+    u.layersPerBlock = perLevel(unet, "layers_per_block", 2, n).front();
+    u.crossAttentionDim = perLevel(unet, "cross_attention_dim", 768, n).front();
+
+    auto& v = m.vae;
+    v.blockOutChannels = value(vae, "block_out_channels", v.blockOutChannels);
+    v.latentChannels = value<int64_t>(vae, "latent_channels", 4);
+    const auto size = vae.find("sample_size");
+    v.sampleSize = size != vae.end() && size->is_array() && !size->empty() ? (*size)[0].get<int64_t>()
+                                                                           : value<int64_t>(vae, "sample_size", 512);
+    v.forceUpcast = value(vae, "force_upcast", true);
+    v.midAttention = value(vae, "mid_block_add_attention", true);
+
+    for (const auto& te : textEncoders) {
+        const auto& t = te.contains("text_config") ? te.at("text_config") : te;
+        TextEncoderShape s;
+        s.hiddenSize = value<int64_t>(t, "hidden_size", 512);
+        s.intermediateSize = value<int64_t>(t, "intermediate_size", 2048);
+        s.heads = value<int64_t>(t, "num_attention_heads", 8);
+        s.tokens = value<int64_t>(t, "max_position_embeddings", 77);
+        m.textEncoders.push_back(s);
+    }
+    return m;
+}
+
+void to_json(nlohmann::json& j, const StageEstimate& e) {
+    j = {{"total", e.total()}, {"baseline", e.baseline}, {"weights", e.weights}, {"activations", e.activations},
+         {"peak_at", e.peakAt}};
+}
+
+void to_json(nlohmann::json& j, const Prediction& p) {
+    j = {{"load", p.load}, {"encode", p.encode}, {"denoise", p.denoise}, {"decode", p.decode}, {"peak", p.peak()},
+         {"peak_stage", p.peakStage()}};
+}
+
+} // namespace dd::memory

@@ -1,0 +1,105 @@
+// ModelShape from what the engine would load: configs normalised by the networks' own fromJson, parameter
+// counts from tensor sizes (a checkpoint's tensors are memory-mapped views: nothing is read).
+#include "core/memory/predictor.h"
+
+#include "core/io/checkpoint.h"
+#include "core/pipeline/engine.h"
+#include "core/pipeline/sd_model.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+namespace dd::memory {
+namespace {
+
+UNetShape unetShape(const nn::UNetConfig& c, int64_t params) {
+    UNetShape u;
+    u.params = params;
+    u.inChannels = c.inChannels;
+    u.blockOutChannels = c.blockOutChannels;
+    for (const auto& t : c.downBlockTypes) u.attention.push_back(t == "CrossAttnDownBlock2D");
+    u.heads = c.heads;
+    u.transformerLayers = c.transformerLayers;
+    u.layersPerBlock = c.layersPerBlock.empty() ? 2 : c.layersPerBlock.front();
+    u.crossAttentionDim = c.crossAttentionDim.empty() ? 768 : c.crossAttentionDim.front();
+    return u;
+}
+
+VaeShape vaeShape(const nn::VaeConfig& c, int64_t params) {
+    VaeShape v;
+    v.params = params;
+    v.blockOutChannels = c.blockOutChannels;
+    v.latentChannels = c.latentChannels;
+    v.sampleSize = c.sampleSize;
+    v.forceUpcast = c.forceUpcast;
+    v.midAttention = c.midBlockAddAttention;
+    return v;
+}
+
+TextEncoderShape textShape(const nn::ClipTextConfig& c, int64_t params) {
+    TextEncoderShape t;
+    t.params = params;
+    t.hiddenSize = c.hiddenSize;
+    t.intermediateSize = c.intermediateSize;
+    t.heads = c.numAttentionHeads;
+    t.tokens = c.maxPositionEmbeddings;
+    return t;
+}
+
+int64_t count(const io::TensorMap& tensors) {
+    int64_t n = 0;
+    for (const auto& [name, t] : tensors) n += t.numel();
+    return n;
+}
+
+int64_t count(const torch::nn::Module& m) {
+    int64_t n = 0;
+    for (const auto& p : m.parameters()) n += p.numel();
+    for (const auto& b : m.buffers()) n += b.numel();
+    return n;
+}
+
+int64_t weightFileBytes(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) return int64_t(fs::file_size(path, ec));
+    int64_t bytes = 0;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file() && it->path().extension() == ".safetensors") bytes += int64_t(it->file_size());
+    return bytes;
+}
+
+} // namespace
+
+ModelShape modelShapeOf(const pipeline::SdModel& m) {
+    ModelShape s;
+    s.name = m.displayName;
+    s.unet = unetShape(m.unet->config(), count(*m.unet));
+    s.vae = vaeShape(m.vae->config(), count(*m.vae));
+    for (const auto* te : {&m.textEncoder, &m.textEncoder2})
+        if (*te) s.textEncoders.push_back(textShape((*te)->config(), count(**te)));
+    return s;
+}
+
+ModelShape modelShapeOf(const std::string& model) {
+    if (model.empty() || model == pipeline::kDemoModel) {
+        c10::InferenceMode guard;
+        return modelShapeOf(*pipeline::makeDemoModel(torch::kCPU));
+    }
+    const io::Checkpoint ck = io::loadCheckpoint(model);
+    ModelShape s;
+    s.name = std::filesystem::path(model).filename().string();
+    s.unet = unetShape(nn::UNetConfig::fromJson(ck.configs.at("unet")), count(ck.components.at("unet")));
+    s.vae = vaeShape(nn::VaeConfig::fromJson(ck.configs.at("vae")), count(ck.components.at("vae")));
+    if (ck.components.count("text_encoder"))
+        s.textEncoders.push_back(textShape(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
+                                           count(ck.components.at("text_encoder"))));
+    if (ck.components.count("text_encoder_2"))
+        s.textEncoders.push_back(textShape(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
+                                           count(ck.components.at("text_encoder_2"))));
+    s.fileBytes = weightFileBytes(model);
+    return s;
+}
+
+} // namespace dd::memory

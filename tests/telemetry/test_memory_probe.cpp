@@ -1,0 +1,74 @@
+// The CPU half of the memory probe: VmHWM follows a 200 MB allocation and resetPeaks() starts a new window;
+// the CUDA half answers sensibly on a machine without a GPU.
+#include "core/memory/memory_probe.h"
+
+#include <QtTest>
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace dd::memory;
+
+class TestMemoryProbe : public QObject {
+    Q_OBJECT
+private slots:
+    void hostPeakFollowsAllocation() {
+        constexpr int64_t kBytes = int64_t(200) << 20;
+        resetPeaks();
+        const auto before = sampleMemory();
+        QVERIFY(before.hostRss > 0);
+        QVERIFY(before.hostPeak >= before.hostRss - (int64_t(4) << 20));
+        QVERIFY(before.hostTotal > 0);
+
+        auto* block = static_cast<volatile char*>(std::malloc(size_t(kBytes)));
+        QVERIFY(block);
+        std::memset(const_cast<char*>(block), 1, size_t(kBytes));  // touch every page
+        const auto during = sampleMemory();
+        QVERIFY(block[kBytes - 1] == 1);
+        std::free(const_cast<char*>(block));
+
+        const auto after = sampleMemory();
+        const double grew = double(during.hostPeak - before.hostPeak);
+        QVERIFY2(grew > 0.9 * double(kBytes) && grew < 1.1 * double(kBytes),
+                 qPrintable(QString("peak grew by %1 MB for a 200 MB block").arg(grew / (1 << 20))));
+        QVERIFY(after.hostPeak >= during.hostPeak - (int64_t(1) << 20));  // the peak outlives the block (RSS counters lag by a few pages)
+        QVERIFY(after.hostRss < during.hostRss - kBytes / 2);        // freed (glibc returns mmapped blocks)
+
+        resetPeaks();
+        const auto reset = sampleMemory();
+        QVERIFY2(reset.hostPeak < during.hostPeak - kBytes / 2,
+                 qPrintable(QString("peak after reset %1 MB, before %2 MB").arg(reset.hostPeak >> 20).arg(during.hostPeak >> 20)));
+    }
+
+    void cudaFieldsWithoutGpu() {
+        const int devices = cudaDeviceCount();
+        QVERIFY(devices >= 0);
+        const auto s = sampleMemory(devices);  // one past the last device: host only, never a crash
+        QVERIFY(!s.cuda);
+        QCOMPARE(s.deviceName, std::string("CPU"));
+        QCOMPARE(s.deviceAllocated, int64_t(0));
+        resetPeaks(devices);
+        if (devices > 0) {
+            const auto g = sampleMemory(0);
+            QVERIFY(g.cuda);
+            QVERIFY(g.deviceTotal > 0 && g.deviceFree <= g.deviceTotal);
+            QVERIFY(!g.deviceName.empty());
+        }
+    }
+
+    void presetTargetIsDeviceOrRam() {
+        const auto t = presetTarget();
+        QVERIFY(t.bytes > 0);
+        if (cudaDeviceCount() == 0) {
+            QVERIFY(!t.cuda);
+            QCOMPARE(t.bytes, physicalMemoryBytes());
+            QCOMPARE(t.deviceName, std::string("CPU"));
+        } else {
+            QVERIFY(t.cuda);
+            QCOMPARE(t.bytes, sampleMemory(0).deviceTotal);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMemoryProbe)
+#include "test_memory_probe.moc"
