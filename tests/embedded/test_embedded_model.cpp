@@ -101,7 +101,7 @@ private slots:
     void matchesDiffusers() {
         const QString dir = QString(DD_FIXTURES_DIR) + "/embedded";
         QFile f(dir + "/cases.json");
-        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/fixtures_embedded.py first");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "no embedded-model fixtures: train resources/models/shapes (docs/embedded-model.md), then run tests/parity/fixtures_embedded.py");
         const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).array();
         QVERIFY(cases.size() >= 2);
         pipeline::Engine engine;

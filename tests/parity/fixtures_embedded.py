@@ -6,6 +6,7 @@ Writes <outdir>/embedded/shapes/ (the copy of the model the references were made
 model never meets stale references), cases.json and case_<n>.safetensors ("image": uint8 [H, W, 3]).
 """
 import json
+import os
 import pathlib
 import shutil
 import sys
@@ -17,14 +18,18 @@ from safetensors.torch import save_file
 
 from fixtures_schedulers import NAMES as SCHEDULERS
 
-MODEL = pathlib.Path(__file__).resolve().parents[2] / "resources/models/shapes"
+# DD_EMBEDDED_MODEL: another folder (a checkpoint of a run in progress), as in the C++ test.
+MODEL = pathlib.Path(os.environ.get("DD_EMBEDDED_MODEL") or
+                     pathlib.Path(__file__).resolve().parents[2] / "resources/models/shapes")
 OUT = pathlib.Path(sys.argv[1]) / "embedded"
 
 
 def main():
-    if not (MODEL / "model_index.json").exists():
-        sys.exit(f"{MODEL}: the embedded model is missing (train it with tools/train, see docs/embedded-model.md)")
     shutil.rmtree(OUT, ignore_errors=True)
+    if not (MODEL / "model_index.json").exists():
+        # No reference without a model; the C++ test then fails and says why. The other fixtures still build.
+        print(f"fixtures_embedded: {MODEL} has no model_index.json (train it: docs/embedded-model.md); skipped")
+        return
     OUT.mkdir(parents=True)
     shutil.copytree(MODEL, OUT / "shapes")
     pipe = StableDiffusionPipeline.from_pretrained(OUT / "shapes", safety_checker=None, requires_safety_checker=False)
