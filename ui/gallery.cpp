@@ -33,6 +33,7 @@ Gallery::Gallery(QWidget* parent) : QListWidget(parent) {
 }
 
 void Gallery::addResult(const pipeline::GenerationResult& result, const std::vector<QImage>& images) {
+    const auto shared = std::make_shared<const pipeline::GenerationResult>(result);
     for (size_t i = 0; i < images.size(); ++i) {
         GalleryEntry e;
         e.image = images[i];
@@ -43,6 +44,8 @@ void Gallery::addResult(const pipeline::GenerationResult& result, const std::vec
         e.modelHash = QString::fromStdString(result.modelHash);
         e.timings = result.timings;
         e.imagesInRun = int(images.size());
+        e.result = shared;
+        e.imageIndex = int(i);
         const int index = int(m_entries.size());
         m_entries.push_back(e);
         auto* item = new QListWidgetItem(QIcon(QPixmap::fromImage(e.image.scaled(iconSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation))),

@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QListWidget>
 
+#include <memory>
 #include <vector>
 
 namespace dd::ui {
@@ -17,6 +18,8 @@ struct GalleryEntry {
     QString modelHash;
     pipeline::StageTimings timings;         // the run's
     int imagesInRun = 1;
+    std::shared_ptr<const pipeline::GenerationResult> result;  // the whole run (compare view, environment)
+    int imageIndex = 0;                                        // this image in result->images
 };
 
 class Gallery : public QListWidget {

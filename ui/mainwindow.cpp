@@ -1,6 +1,7 @@
 #include "ui/mainwindow.h"
 
 #include "core/pipeline/engine.h"
+#include "ui/compareview.h"
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
 #include "ui/modelpicker.h"
@@ -94,7 +95,15 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     setCentralWidget(splitter);
     auto* dock = new QDockWidget(tr("This session"), this);
     dock->setObjectName("galleryDock");
-    dock->setWidget(m_gallery);
+    m_compareButton = button("compareSelected", tr("Compare selected"), this);
+    m_compareButton->setEnabled(false);
+    m_compareButton->setToolTip(tr("Select two images (Ctrl+click) to compare them"));
+    auto* galleryBox = new QWidget(this);
+    auto* galleryLayout = new QHBoxLayout(galleryBox);
+    galleryLayout->setContentsMargins(2, 2, 2, 2);
+    galleryLayout->addWidget(m_gallery, 1);
+    galleryLayout->addWidget(m_compareButton, 0, Qt::AlignTop);
+    dock->setWidget(galleryBox);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::BottomDockWidgetArea, dock);
     statusBar()->addPermanentWidget(m_costLabel);
@@ -119,6 +128,25 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
+    connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
+    connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);
+    // A/B pairs run through the same launch path (progress, preview, gallery); the runner decides when both are in.
+    m_ab = new ABRunner(this);
+    connect(m_ab, &ABRunner::generate, this, &MainWindow::launch);
+    connect(worker, &EngineWorker::finished, m_ab, [this](const pipeline::GenerationResult& r) {
+        if (m_ab->running()) m_ab->onFinished(r);
+    });
+    connect(worker, &EngineWorker::failed, m_ab, [this](const QString& message) {
+        if (m_ab->running()) m_ab->onFailed(message);
+    });
+    connect(m_ab, &ABRunner::finished, this,
+            [this](const pipeline::GenerationResult& a, const pipeline::GenerationResult& b, const QString& label) {
+                setRunning(false);
+                showComparison(a, 0, b, 0);
+                statusBar()->showMessage(tr("A/B done: %1").arg(label));
+                emit runFinished();
+            });
+    setAcceptDrops(true);
     for (auto key : {Qt::Key_Return, Qt::Key_Enter})
         connect(new QShortcut(QKeySequence(Qt::CTRL | key), this), &QShortcut::activated, this, &MainWindow::startGeneration);
     connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, &MainWindow::cancel);
@@ -152,6 +180,7 @@ void MainWindow::buildMenus() {
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Open model &folder…"), m_picker, &ModelPicker::openFolder);
     file->addAction(tr("Open model &file…"), m_picker, &ModelPicker::openFile);
+    file->addAction(tr("Open &settings from image…"), this, &MainWindow::openSettingsFile);
     file->addSeparator();
     file->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
     file->addSeparator();
@@ -159,6 +188,10 @@ void MainWindow::buildMenus() {
     auto* run = menuBar()->addMenu(tr("&Generate"));
     run->addAction(tr("&Generate\tCtrl+Enter"), this, &MainWindow::startGeneration);
     run->addAction(tr("&Cancel\tEsc"), this, &MainWindow::cancel);
+    run->addSeparator();
+    run->addAction(tr("A/B &seeds"), this, &MainWindow::runAbSeeds);
+    run->addAction(tr("A/B s&etting…"), this, &MainWindow::chooseAbSetting);
+    run->addAction(tr("C&ompare selected"), this, &MainWindow::compareSelected);
     run->addSeparator();
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
 }
@@ -199,6 +232,7 @@ void MainWindow::launch(const settings::GenerationSettings& s) {
 
 void MainWindow::cancel() {
     m_runsLeft = 0;
+    m_ab->cancel();
     m_cancelRequested = true;
     m_engine->worker()->cancel();
 }
@@ -263,6 +297,7 @@ void MainWindow::onFinished(const pipeline::GenerationResult& result, const Prev
         launch(next);
         return;
     }
+    if (m_ab->running()) return;  // the A/B runner starts B or finishes the pair
     setRunning(false);
     emit runFinished();
 }

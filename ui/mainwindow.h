@@ -20,6 +20,8 @@ class QTimer;
 
 namespace dd::ui {
 
+class ABRunner;
+class CompareView;
 class EngineThread;
 class Gallery;
 class ModelPicker;
@@ -45,6 +47,7 @@ public:
     Gallery* gallery() const { return m_gallery; }
     ModelPicker* modelPicker() const { return m_picker; }
     EngineWorker* worker() const;
+    CompareView* compareView() const { return m_compareView; }  // null until a comparison was opened
 
     // Predicted peak bytes for a plan at the current model and size (< 0: unknown). Set by the predictor.
     qint64 predictedPeakFor(const memory::MemoryPlan& plan) const;
@@ -56,6 +59,16 @@ public slots:
     void openPreferences();
     void applyPreset(const dd::memory::Preset& preset);
     void restoreSettings(const dd::settings::GenerationSettings& settings);
+    // Gallery: the two selected images side by side (CompareView).
+    void compareSelected();
+    // Quick A/B: two runs on the worker, then the compare view. Seeds: this seed against the next one.
+    void runAbSeeds();
+    void runAbSetting(const QString& fieldPath, const QString& valueB);
+    void chooseAbSetting();  // asks for the field and B's value
+    // Settings from a PNG / JPEG / WebP / sidecar / A1111 .txt (also by drag and drop). False + status message
+    // when the file has none.
+    bool restoreFromFile(const QString& path);
+    void openSettingsFile();
 
 signals:
     void generateRequested(const dd::settings::GenerationSettings& settings);
@@ -65,9 +78,12 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void buildMenus();
+    void showComparison(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB);
     void launch(const settings::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
     void onFinished(const pipeline::GenerationResult& result, const PreviewStats& stats);
@@ -92,6 +108,10 @@ private:
     QPushButton* m_generate;
     QPushButton* m_cancel;
     QTimer* m_idleSampler;
+    QPushButton* m_compareButton;
+    ABRunner* m_ab;
+    QWidget* m_compareWindow = nullptr;
+    CompareView* m_compareView = nullptr;
     EngineThread* m_engine;
 
     std::optional<memory::Preset> m_preset;

@@ -2,6 +2,7 @@
 // Generate, see a preview per step and the final image; cancel; shortcuts; presets reaching the MemoryPlan; the
 // memory gauge; the gallery; and the UI thread's event-loop latency during a run. Dialogs are answered by test
 // hooks, so none can hang a test.
+#include "ui/compareview.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
 #include "ui/gallery.h"
@@ -256,6 +257,57 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w->findChild<QProgressBar*>("progress")->value() >= 1, 120000);
         w->close();
         delete w;  // joins the engine thread after the step in flight; a hang here fails the test by timeout
+    }
+
+    void abSeedsRunTwiceAndCompare() {
+        MainWindow w({});
+        setSmall(w, 2);
+        w.findChild<QDoubleSpinBox*>("seed")->setValue(40);
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        w.runAbSeeds();
+        QVERIFY(done.wait(120000));
+        QCOMPARE(w.gallery()->count(), 2);
+        QCOMPARE(w.gallery()->entry(0).settings.seed, int64_t(40));
+        QCOMPARE(w.gallery()->entry(1).settings.seed, int64_t(41));
+        QVERIFY(w.compareView());
+        QVERIFY(w.compareView()->differenceLines().join('\n').contains("seed"));
+        QVERIFY(!w.isRunning());
+    }
+
+    void galleryComparesTwoSelected() {
+        MainWindow w({});
+        setSmall(w, 2);
+        w.findChild<QSpinBox*>("batchSize")->setValue(2);
+        QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.gallery()->count(), 2);
+        auto* compare = w.findChild<QPushButton*>("compareSelected");
+        QVERIFY(!compare->isEnabled());
+        w.gallery()->selectAll();
+        QVERIFY(compare->isEnabled());
+        compare->click();
+        QVERIFY(w.compareView());
+        QVERIFY(w.compareView()->metrics().has_value());
+    }
+
+    void restoresSettingsFromAFile() {
+        MainWindow w({});
+        QTemporaryDir dir;
+        const QString txt = dir.filePath("a1111.txt");
+        QFile f(txt);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("a cat in a hat\nNegative prompt: dog\nSteps: 12, Sampler: Euler, CFG scale: 6, Seed: 77, Size: 64x64\n");
+        f.close();
+        QVERIFY2(w.restoreFromFile(txt), qPrintable(w.statusBar()->currentMessage()));
+        const auto s = w.currentSettings();
+        QCOMPARE(s.prompt, std::string("a cat in a hat"));
+        QCOMPARE(s.negativePrompt, std::string("dog"));
+        QCOMPARE(s.seed, int64_t(77));
+        QCOMPARE(s.steps, 12);
+        QCOMPARE(s.width, 64);
+        QCOMPARE(s.model, std::string("demo:tiny-sd1"));  // the open model stays
+        QVERIFY(!w.restoreFromFile(dir.filePath("missing.png")));
+        QVERIFY(w.statusBar()->currentMessage().contains("missing.png"));
     }
 
     // The UI thread must keep processing events while the engine works: a 5 ms timer's largest gap during a

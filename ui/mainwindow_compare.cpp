@@ -1,0 +1,156 @@
+// MainWindow: comparing results (gallery pairs, A/B quick actions) and restoring settings from files.
+#include "ui/compareview.h"
+#include "ui/dialoghooks.h"
+#include "ui/gallery.h"
+#include "ui/mainwindow.h"
+#include "ui/promptpanel.h"
+
+#include "core/sched/scheduler.h"
+#include "core/settings/restore.h"
+
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDragEnterEvent>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+namespace dd::ui {
+
+void MainWindow::showComparison(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB) {
+    // A separate, non-modal window: the main window stays usable and no test can hang on it.
+    if (!m_compareWindow) {
+        m_compareWindow = new QWidget(this, Qt::Window);
+        m_compareWindow->setObjectName("compareWindow");
+        m_compareWindow->setWindowTitle(tr("Compare"));
+        m_compareView = new CompareView(m_compareWindow);
+        auto* layout = new QVBoxLayout(m_compareWindow);
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->addWidget(m_compareView);
+        m_compareWindow->resize(1100, 700);
+    }
+    m_compareView->setResults(a, indexA, b, indexB);
+    m_compareWindow->show();
+    m_compareWindow->raise();
+}
+
+void MainWindow::compareSelected() {
+    const auto selected = m_gallery->selectedEntries();
+    if (selected.size() != 2) {
+        statusBar()->showMessage(tr("Select two images in the gallery to compare them."), 5000);
+        return;
+    }
+    const auto& a = m_gallery->entry(selected[0]);
+    const auto& b = m_gallery->entry(selected[1]);
+    showComparison(*a.result, a.imageIndex, *b.result, b.imageIndex);
+}
+
+void MainWindow::runAbSeeds() {
+    if (m_running) return;
+    settings::GenerationSettings s = currentSettings();
+    s.seed = m_panel->takeSeed();
+    try {
+        const auto pair = compare::abSeeds(s, s.seed + 1);
+        m_runCount = 2;
+        m_runsLeft = 0;
+        m_runIndex = 0;
+        m_cancelRequested = false;
+        statusBar()->showMessage(tr("A/B: %1").arg(QString::fromStdString(pair.label)));
+        m_ab->start(pair);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::runAbSetting(const QString& fieldPath, const QString& valueB) {
+    if (m_running) return;
+    settings::GenerationSettings s = currentSettings();
+    s.seed = m_panel->takeSeed();
+    try {
+        const auto pair = compare::abSettingFromText(s, fieldPath.toStdString(), valueB.toStdString());
+        m_runCount = 2;
+        m_runsLeft = 0;
+        m_runIndex = 0;
+        m_cancelRequested = false;
+        statusBar()->showMessage(tr("A/B: %1").arg(QString::fromStdString(pair.label)));
+        m_ab->start(pair);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::chooseAbSetting() {
+    QDialog dialog(this);
+    dialog.setObjectName("abSettingDialog");
+    dialog.setWindowTitle(tr("A/B setting"));
+    auto* field = new QComboBox(&dialog);
+    field->setObjectName("abField");
+    for (const auto& f : compare::abFields()) field->addItem(QString::fromStdString(f.label), QString::fromStdString(f.path));
+    auto* value = new QComboBox(&dialog);
+    value->setObjectName("abValue");
+    value->setEditable(true);
+    auto fillChoices = [value, field] {
+        value->clear();
+        const std::string path = field->currentData().toString().toStdString();
+        for (const auto& f : compare::abFields())
+            if (f.path == path) {
+                const auto& choices = path == "sampler" ? sched::schedulerNames() : f.choices;
+                for (const auto& c : choices) value->addItem(QString::fromStdString(c));
+            }
+    };
+    connect(field, qOverload<int>(&QComboBox::currentIndexChanged), &dialog, fillChoices);
+    fillChoices();
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto* form = new QFormLayout(&dialog);
+    form->addRow(tr("Vary"), field);
+    form->addRow(tr("B's value"), value);
+    form->addRow(buttons);
+    if (execDialog(&dialog) == QDialog::Accepted) runAbSetting(field->currentData().toString(), value->currentText());
+}
+
+bool MainWindow::restoreFromFile(const QString& path) {
+    try {
+        const settings::Restored r = settings::restoreFromFile(path.toStdString());
+        settings::GenerationSettings s = r.settings;
+        const settings::GenerationSettings current = currentSettings();
+        s.model = current.model;  // metadata never names a local path: the open model stays
+        s.plan = current.plan;
+        s.preset = current.preset;
+        m_panel->setSettings(s);
+        m_panel->setRandomSeed(false);
+        QString message = tr("Settings from %1 (%2)").arg(QFileInfo(path).fileName(), QString::fromStdString(r.source));
+        if (!r.modelName.empty() || !r.modelHash.empty())
+            message += tr(" · made with %1 %2").arg(QString::fromStdString(r.modelName), QString::fromStdString(r.modelHash));
+        if (!r.unknown.empty()) message += tr(" · %n setting(s) not used here", "", int(r.unknown.size()));
+        for (const auto& w : r.warnings) message += QStringLiteral(" · ") + QString::fromStdString(w);
+        statusBar()->showMessage(message);
+        return true;
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::openSettingsFile() {
+    const QString path = chooseOpenPath(this, tr("Open settings from an image"),
+                                        tr("Images and settings (*.png *.jpg *.jpeg *.webp *.json *.txt)"), false);
+    if (!path.isEmpty()) restoreFromFile(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    if (restoreFromFile(urls.first().toLocalFile())) event->acceptProposedAction();
+}
+
+} // namespace dd::ui
