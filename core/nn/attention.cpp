@@ -41,14 +41,27 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
                      const AttentionOptions& options, bool upcastAttention, bool upcastSoftmax) {
     const auto b = q.size(0), lq = q.size(1), inner = q.size(2), headDim = inner / heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(headDim));
-    if (options.backend == AttentionBackend::Sdpa) {
+    if (options.backend == AttentionBackend::Sdpa || options.backend == AttentionBackend::SdpaMath) {
         auto split = [&](const torch::Tensor& t) { return t.view({b, -1, heads, headDim}).transpose(1, 2); };
-        auto out = at::scaled_dot_product_attention(split(q), split(k), split(v));
+        auto out = options.backend == AttentionBackend::Sdpa
+                       ? at::scaled_dot_product_attention(split(q), split(k), split(v))
+                       : std::get<0>(at::_scaled_dot_product_attention_math(split(q), split(k), split(v)));
         return out.transpose(1, 2).reshape({b, lq, inner}).to(q.scalar_type());
     }
     auto qb = headsToBatch(q, heads), kb = headsToBatch(k, heads), vb = headsToBatch(v, heads);
     if (options.backend == AttentionBackend::Classic)
         return batchToHeads(classic(qb, kb, vb, scale, upcastAttention, upcastSoftmax), heads);
+    if (options.backend == AttentionBackend::Chunked) {
+        // Each query row's softmax only needs its own scores, so query chunks are independent and exact.
+        const int64_t chunk = std::max<int64_t>(options.queryChunkSize, 1);
+        if (lq <= chunk) return batchToHeads(classic(qb, kb, vb, scale, upcastAttention, upcastSoftmax), heads);
+        auto out = torch::empty({qb.size(0), lq, headDim}, q.options());
+        for (int64_t start = 0; start < lq; start += chunk) {
+            const auto end = std::min(start + chunk, lq);
+            out.slice(1, start, end).copy_(classic(qb.slice(1, start, end), kb, vb, scale, upcastAttention, upcastSoftmax));
+        }
+        return batchToHeads(out, heads);
+    }
 
     const int64_t slice = options.sliceSize > 0 ? options.sliceSize : std::max<int64_t>(heads / 2, 1);
     const auto rows = qb.size(0);

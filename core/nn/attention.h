@@ -13,15 +13,19 @@
 namespace dd::nn {
 
 enum class AttentionBackend {
-    Sdpa,     // at::scaled_dot_product_attention (diffusers' default; ignores the upcast flags)
-    Classic,  // explicit scores + softmax; fp32 scores when upcast_attention / upcast_softmax ask for it
-    Sliced,   // Classic, sliceSize rows of the (batch×heads) axis at a time: same numbers, less memory
+    Sdpa,      // at::scaled_dot_product_attention (diffusers' default; ignores the upcast flags)
+    SdpaMath,  // SDPA's math kernel only: deterministic, same reduction order on every machine
+    Classic,   // explicit scores + softmax; fp32 scores when upcast_attention / upcast_softmax ask for it
+    Sliced,    // Classic, sliceSize rows of the (batch×heads) axis at a time: same numbers, less memory
+    Chunked,   // Classic, queryChunkSize queries at a time: scores never exceed [B·h, chunk, keys]
 };
 
 struct AttentionOptions {
     AttentionBackend backend = AttentionBackend::Sdpa;
     // Sliced only: rows of batch×heads per chunk. 0 = diffusers' "auto" (heads / 2 per layer), 1 = "max".
     int64_t sliceSize = 0;
+    // Chunked only: queries per chunk.
+    int64_t queryChunkSize = 1024;
 };
 
 struct AttentionConfig {

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <atomic>
+
 #include <stdexcept>
 
 namespace dd::nn {
@@ -155,7 +157,14 @@ torch::Tensor ClipTextModelImpl::poolingIndex(const torch::Tensor& ids) const {
     return ids.eq(m_config.eosTokenId).to(torch::kInt).argmax(-1);
 }
 
+namespace {
+std::atomic<int64_t> g_forwardCalls{0};
+}
+
+int64_t ClipTextModelImpl::forwardCalls() { return g_forwardCalls.load(); }
+
 ClipTextOutput ClipTextModelImpl::forward(const torch::Tensor& idsIn) {
+    ++g_forwardCalls;
     if (idsIn.dim() != 2) throw std::invalid_argument("CLIP text encoder expects token ids shaped [batch, tokens]");
     const torch::Tensor ids = idsIn.to(device(), torch::kLong);
     ClipTextOutput out;

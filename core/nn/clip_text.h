@@ -121,6 +121,8 @@ struct ClipTextModelImpl : torch::nn::Module {
     explicit ClipTextModelImpl(const ClipTextConfig& c);
     // ids: integer [B, T] on the module's device. Runs every layer and keeps every hidden state.
     ClipTextOutput forward(const torch::Tensor& ids);
+    // forward() calls in this process, all encoders together (the conditioning cache's tests watch it).
+    static int64_t forwardCalls();
     // transformers' final_layer_norm, for clip skip on an intermediate hidden state.
     torch::Tensor finalLayerNorm(const torch::Tensor& x) { return text_model->final_layer_norm(x); }
     const ClipTextConfig& config() const { return m_config; }

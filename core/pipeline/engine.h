@@ -1,5 +1,7 @@
 #pragma once
-// Engine::generate: settings in, images out. Owns the loaded models between runs (one model at a time).
+// Engine::generate: settings in, images out. Owns the loaded model between runs (one model at a time) and
+// the text conditioning of recent prompts for it (a run that changes only seed, steps, CFG, sampler or size
+// does not run the text encoders).
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
 #include "core/pipeline/generation.h"
 
@@ -22,12 +24,19 @@ public:
     GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                               const Image* initImage = nullptr);
 
+    // Frees the loaded model, its cached conditioning and what the allocators keep (host heap, CUDA cache).
+    // The next generate loads again.
+    void releaseModel();
+    // Prompt encodings actually computed (cache misses) since the engine was made.
+    int64_t textEncoderRuns() const;
+
 private:
     GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                          const Image* initImage);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
     Log m_log;
+    int64_t m_textEncoderRuns = 0;
 };
 
 // The model name the app opens when the user has not chosen one.

@@ -28,20 +28,39 @@ void attachTokenizers(SdModel& m, const io::Checkpoint& ck) {
     if (m.textEncoder2) m.tokenizer2 = fromFolderOr("tokenizer_2", text::ClipPad::Exclamation);
 }
 
+// Cast the freshly built module first, so loadWeights converts each file tensor once, straight to its
+// final dtype (file tensors already in that dtype stay zero-copy views of the map on the CPU).
 template <typename Module>
-Module loadNet(Module module, const io::TensorMap& weights, const std::string& source, torch::Device device) {
+Module loadNet(Module module, const io::TensorMap& weights, const std::string& source, torch::Device device,
+               torch::ScalarType dtype, bool channelsLast) {
+    module->to(dtype);
     const auto unused = nn::loadWeights(*module, weights, source);
     if (!unused.empty())
         throw io::ModelFileError(source, "unexpected weight '" + unused.front() + "' (" + std::to_string(unused.size()) +
                                              " unexpected in all): the config does not describe these weights");
-    module->to(device);
+    placeNetwork(*module, device, dtype, channelsLast);
     module->eval();
     return module;
 }
 
+// diffusers' SDXL pipelines decode in fp32 when the VAE is fp16 and its config says force_upcast; SD 1.x/2.x
+// pipelines never upcast.
+torch::ScalarType vaeDtype(const Placement& p, const nn::VaeConfig& c, bool xl) {
+    return p.vae == torch::kHalf && p.vaeUpcast && xl && c.forceUpcast ? torch::kFloat32 : p.vae;
+}
+
 } // namespace
 
-std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device) {
+void placeNetwork(torch::nn::Module& net, torch::Device device, torch::ScalarType dtype, bool channelsLast) {
+    torch::NoGradGuard noGrad;
+    net.to(device, dtype);
+    if (!channelsLast) return;
+    for (auto& p : net.parameters())
+        if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& place) {
+    const torch::Device device = place.device;
     io::Checkpoint ck = io::loadCheckpoint(path);
     auto m = std::make_unique<SdModel>();
     m->source = path;
@@ -49,16 +68,19 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device devi
     if (m->displayName.empty()) m->displayName = std::filesystem::path(path).parent_path().filename().string();
     m->family = ck.family;
     const std::string where = path + ": ";
+    m->placement = place;
     m->unet = loadNet(nn::UNet2DConditionModel(nn::UNetConfig::fromJson(ck.configs.at("unet"))), ck.components.at("unet"),
-                      where + "unet", device);
-    m->vae = loadNet(nn::AutoencoderKL(nn::VaeConfig::fromJson(ck.configs.at("vae"))), ck.components.at("vae"),
-                     where + "vae", device);
+                      where + "unet", device, place.unet, place.channelsLast);
+    const auto vaeConfig = nn::VaeConfig::fromJson(ck.configs.at("vae"));
+    m->placement.vae = vaeDtype(place, vaeConfig, m->isXl());
+    m->vae = loadNet(nn::AutoencoderKL(vaeConfig), ck.components.at("vae"), where + "vae", device, m->placement.vae,
+                     place.channelsLast);
     if (ck.components.count("text_encoder"))
         m->textEncoder = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
-                                          ck.components.at("text_encoder"), where + "text_encoder", torch::kFloat32, device);
+                                          ck.components.at("text_encoder"), where + "text_encoder", place.textEncoder, device);
     if (ck.components.count("text_encoder_2"))
         m->textEncoder2 = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
-                                           ck.components.at("text_encoder_2"), where + "text_encoder_2", torch::kFloat32, device);
+                                           ck.components.at("text_encoder_2"), where + "text_encoder_2", place.textEncoder, device);
     if (!m->textEncoder && !m->textEncoder2) throw io::ModelFileError(path, "the checkpoint has no text encoder");
     attachTokenizers(*m, ck);
     m->schedulerConfig = ck.configs.count("scheduler") ? ck.configs.at("scheduler") : nlohmann::json::object();
@@ -67,7 +89,7 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device devi
     return m;
 }
 
-std::unique_ptr<SdModel> makeDemoModel(torch::Device device) {
+std::unique_ptr<SdModel> makeDemoModel(const Placement& place) {
     // diffusers' tiny SD test components (tests/pipelines/stable_diffusion), with a full-vocabulary text
     // encoder so any prompt tokenizes.
     const nlohmann::json unet = {{"block_out_channels", {32, 64}}, {"layers_per_block", 2}, {"sample_size", 32},
@@ -91,11 +113,14 @@ std::unique_ptr<SdModel> makeDemoModel(torch::Device device) {
     m->unet = nn::UNet2DConditionModel(nn::UNetConfig::fromJson(unet));
     m->vae = nn::AutoencoderKL(nn::VaeConfig::fromJson(vae));
     m->textEncoder = nn::ClipTextModel(nn::ClipTextConfig::fromJson(clip, false));
+    m->placement = place;
+    m->placement.vae = vaeDtype(place, m->vae->config(), false);
+    placeNetwork(*m->unet, place.device, place.unet, place.channelsLast);
+    placeNetwork(*m->vae, place.device, m->placement.vae, place.channelsLast);
+    placeNetwork(*m->textEncoder, place.device, place.textEncoder, false);
     for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(m->unet.get()), static_cast<torch::nn::Module*>(m->vae.get()),
-                                   static_cast<torch::nn::Module*>(m->textEncoder.get())}) {
-        net->to(device);
+                                   static_cast<torch::nn::Module*>(m->textEncoder.get())})
         net->eval();
-    }
     m->tokenizer = bundledTokenizer(text::ClipPad::EndOfText);
     m->schedulerConfig = {{"beta_start", 0.00085}, {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"},
                           {"num_train_timesteps", 1000}, {"steps_offset", 1}, {"set_alpha_to_one", false},

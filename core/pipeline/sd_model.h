@@ -15,6 +15,16 @@
 
 namespace dd::pipeline {
 
+// Where each network lives and in which dtype (from the MemoryPlan). The VAE entry is what the plan asks
+// for; SdModel::placement records what was used (the SDXL VAE stays fp32 when its force_upcast is honoured).
+struct Placement {
+    torch::Device device = torch::kCPU;
+    torch::ScalarType unet = torch::kFloat32, textEncoder = torch::kFloat32, vae = torch::kFloat32;
+    bool vaeUpcast = true;     // honour the VAE config's force_upcast for SDXL (diffusers' needs_upcasting)
+    bool channelsLast = false; // 4-d weights (convolutions) in channels_last
+    bool operator==(const Placement&) const = default;
+};
+
 struct SdModel {
     std::string source;       // what the user opened
     std::string displayName;  // shown in the UI and written to sidecars
@@ -27,16 +37,25 @@ struct SdModel {
     nlohmann::json schedulerConfig;
     bool forceZerosForEmptyPrompt = false;     // SDXL pipelines: empty negative prompt → zero embeddings
     bool isDemo = false;
+    Placement placement;                       // as placed (see Placement)
 
     bool isXl() const { return family == io::ModelFamily::SDXL || family == io::ModelFamily::SDXLRefiner; }
     int64_t vaeScaleFactor() const { return vae->config().scaleFactor(); }
 };
 
-// Loads weights into networks on `device` in fp32. Throws dd::io::ModelFileError.
-std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device);
+// Loads weights into networks placed as asked: each file tensor is converted once, straight from the
+// memory map to the target dtype and device. Throws dd::io::ModelFileError.
+std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& placement);
+inline std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device) {
+    return loadSdModel(path, Placement{device});
+}
 
 // A tiny SD 1.x-shaped model with seeded random weights that the app builds itself (no file needed).
 // It exercises the whole pipeline; its pictures are noise.
-std::unique_ptr<SdModel> makeDemoModel(torch::Device device);
+std::unique_ptr<SdModel> makeDemoModel(const Placement& placement);
+inline std::unique_ptr<SdModel> makeDemoModel(torch::Device device) { return makeDemoModel(Placement{device}); }
+
+// Moves one network to a device / dtype (NaN retry in fp32, offload); keeps channels_last if it was set.
+void placeNetwork(torch::nn::Module& net, torch::Device device, torch::ScalarType dtype, bool channelsLast);
 
 } // namespace dd::pipeline

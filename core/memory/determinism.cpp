@@ -1,0 +1,41 @@
+#include "core/memory/determinism.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+namespace dd::memory {
+
+DeterminismGuard::DeterminismGuard(bool deterministic, int threads) {
+    auto& ctx = at::globalContext();
+    m_deterministic = ctx.deterministicAlgorithms();
+    m_deterministicWarnOnly = ctx.deterministicAlgorithmsWarnOnly();
+    m_benchmarkCudnn = ctx.benchmarkCuDNN();
+    m_deterministicCudnn = ctx.deterministicCuDNN();
+    m_tf32Cublas = ctx.allowTF32CuBLAS();
+    m_tf32Cudnn = ctx.allowTF32CuDNN();
+    m_threads = at::get_num_threads();
+    if (deterministic) {
+        // warn_only: an op without a deterministic kernel should not abort an artist's render; the
+        // kernels this app uses (conv, matmul, SDPA math, group norm) all have one.
+        ctx.setDeterministicAlgorithms(true, /*warn_only=*/true);
+        ctx.setDeterministicCuDNN(true);
+        ctx.setBenchmarkCuDNN(false);
+        ctx.setAllowTF32CuBLAS(false);
+        ctx.setAllowTF32CuDNN(false);
+    }
+    if (threads > 0 && threads != m_threads) at::set_num_threads(threads);
+}
+
+DeterminismGuard::~DeterminismGuard() {
+    auto& ctx = at::globalContext();
+    ctx.setDeterministicAlgorithms(m_deterministic, m_deterministicWarnOnly);
+    ctx.setDeterministicCuDNN(m_deterministicCudnn);
+    ctx.setBenchmarkCuDNN(m_benchmarkCudnn);
+    ctx.setAllowTF32CuBLAS(m_tf32Cublas);
+    ctx.setAllowTF32CuDNN(m_tf32Cudnn);
+    if (at::get_num_threads() != m_threads) at::set_num_threads(m_threads);
+}
+
+int DeterminismGuard::threads() const { return at::get_num_threads(); }
+
+} // namespace dd::memory

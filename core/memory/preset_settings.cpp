@@ -1,0 +1,10 @@
+#include "core/memory/preset_settings.h"
+
+namespace dd::memory {
+
+void applyPreset(const Preset& preset, settings::GenerationSettings& s) {
+    s.plan = preset.plan;
+    s.preset = preset.name;
+}
+
+} // namespace dd::memory

@@ -1,0 +1,13 @@
+#pragma once
+// Choosing a preset fills the settings' memory plan and remembers the preset's name (sidecars, the UI).
+// The preset's resolution is the recipe row's, not the user's: it stays a suggestion, the size is kept.
+#include "core/settings/generation_settings.h"
+
+namespace dd::memory {
+
+void applyPreset(const Preset& preset, settings::GenerationSettings& s);
+
+// The preset's files live under <resource dir>/presets (resources/presets in the source tree).
+inline constexpr const char* kPresetSubdir = "presets";
+
+} // namespace dd::memory
