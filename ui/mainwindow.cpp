@@ -78,6 +78,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     left->addWidget(m_modelBanner);
     left->addWidget(m_panel);
     left->addLayout(presetRow);
+    auto* predicted = new QLabel(this);
+    predicted->setObjectName("predictedPeak");
+    left->addWidget(predicted);
     left->addWidget(m_gauge);
     left->addLayout(buttons);
     left->addWidget(m_progress);
@@ -127,6 +130,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     connect(m_generate, &QPushButton::clicked, this, &MainWindow::startGeneration);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
+    connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
     connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
     connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);

@@ -55,11 +55,23 @@ void MainWindow::updatePresetLabel() {
                                .arg(QString::fromStdString(p.name).toHtmlEscaped(), formatBytes(p.budgetBytes)));
     m_presetLabel->setToolTip(QString::fromStdString(p.strategy));
     m_gauge->setBudget(p.budgetBytes, QString::fromStdString(p.name));
+    updatePrediction();
 }
 
 void MainWindow::updatePrediction() {
     const auto prediction = ui::predictPeak(currentSettings(), m_gauge->cuda());
     m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
+    auto* label = findChild<QLabel*>("predictedPeak");
+    if (!label) return;
+    if (prediction.peakBytes < 0) {
+        label->setText(tr("predicted peak: unknown for this model"));
+        return;
+    }
+    const bool fits = !m_preset || m_preset->budgetBytes <= 0 || prediction.peakBytes <= m_preset->budgetBytes;
+    label->setText(tr("predicted peak: <b>%1</b> (%2)%3")
+                       .arg(formatBytes(prediction.peakBytes), prediction.stage,
+                            fits ? QString() : tr(" — <span style='color:#b00'>over the preset's budget</span>")));
+    label->setToolTip(prediction.detail);
 }
 
 void MainWindow::openPreferences() {

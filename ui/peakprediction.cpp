@@ -1,8 +1,55 @@
 #include "ui/peakprediction.h"
 
-namespace dd::ui {
+#include "core/memory/predictor.h"
 
-// Until core/memory/predictor lands in dd_core: no prediction.
-PeakPrediction predictPeak(const settings::GenerationSettings&, bool) { return {}; }
+#include <QHash>
+#include <QMutex>
+
+#include <optional>
+
+namespace dd::ui {
+namespace {
+
+// Shapes per model path: reading configs and tensor headers costs milliseconds, a prediction microseconds.
+std::optional<memory::ModelShape> shapeOf(const std::string& model) {
+    static QMutex mutex;
+    static QHash<QString, std::optional<memory::ModelShape>> cache;
+    const QString key = QString::fromStdString(model);
+    QMutexLocker lock(&mutex);
+    if (auto it = cache.find(key); it != cache.end()) return *it;
+    std::optional<memory::ModelShape> shape;
+    try {
+        shape = memory::modelShapeOf(model);
+    } catch (const std::exception&) {
+        // An unreadable model: no prediction (the load itself reports the problem).
+    }
+    cache.insert(key, shape);
+    return shape;
+}
+
+} // namespace
+
+PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda) {
+    const auto shape = shapeOf(s.model.empty() ? std::string("demo:tiny-sd1") : s.model);
+    if (!shape) return {};
+    memory::PredictInput in;
+    in.width = s.width;
+    in.height = s.height;
+    in.batch = s.batchSize;
+    in.plan = s.plan;
+    in.cfg = s.cfgScale > 1.0;
+    in.cuda = cuda && s.plan.device != "cpu";
+    try {
+        const auto p = memory::predict(*shape, in);
+        PeakPrediction out;
+        out.peakBytes = p.peak();
+        out.stage = QString::fromLatin1(p.peakStage());
+        const auto& stage = out.stage == "load" ? p.load : out.stage == "encode" ? p.encode : out.stage == "decode" ? p.decode : p.denoise;
+        out.detail = QString::fromStdString(stage.peakAt);
+        return out;
+    } catch (const std::exception&) {
+        return {};
+    }
+}
 
 } // namespace dd::ui

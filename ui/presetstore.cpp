@@ -37,13 +37,8 @@ QString saveCustomPreset(const memory::Preset& preset) {
 }
 
 MachineMemory machineMemory() {
-    MachineMemory m;
-    const int device = memory::cudaDeviceCount() > 0 ? 0 : -1;
-    const auto s = memory::sampleMemory(device);
-    m.cuda = s.cuda;
-    m.bytes = s.cuda ? s.deviceTotal : s.hostTotal;
-    m.device = s.cuda ? QString::fromStdString(s.deviceName) : QStringLiteral("CPU");
-    return m;
+    const auto t = memory::presetTarget();
+    return {t.cuda, t.bytes, QString::fromStdString(t.deviceName)};
 }
 
 QString recommendedPresetName(const std::vector<PresetEntry>& presets, const MachineMemory& machine) {

@@ -154,6 +154,9 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Seed"), seedRow);
     form->addRow(tr("Size"), sizeRow);
     form->addRow(tr("Batch"), batchRow);
+    for (auto* spinBox : {m_width, m_height, m_batch})
+        connect(spinBox, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
+    connect(m_cfg, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
     setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
 }

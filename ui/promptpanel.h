@@ -32,6 +32,10 @@ public:
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
 
+signals:
+    // Size, batch or guidance changed: what the memory prediction depends on.
+    void shapeChanged();
+
 private:
     void updateTokenCounts();
     void applySizePreset(int index);
