@@ -1,9 +1,250 @@
+// diffusiondesk-cli bench: seconds per image and per step, and peak memory per stage (measured and predicted),
+// for one memory plan per row. Each row runs in a child process (this binary, re-executed) so that every row
+// starts from the same clean process: peaks are not inflated by what an earlier row left in the allocator.
 #include "app/cli_commands.h"
 
+#include "core/io/atomic_file.h"
+#include "core/memory/memory_probe.h"
+#include "core/memory/predictor.h"
+#include "core/pipeline/engine.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace dd::cli {
+namespace {
 
-int benchCommand(const std::vector<std::string>&) { throw std::invalid_argument("bench is not built yet"); }
+using memory::Attention;
+using memory::MemoryPlan;
+using memory::Precision;
+
+struct Row {
+    const char* name;
+    const char* what;
+    void (*apply)(MemoryPlan&);
+};
+
+// The rows of seed 004's table that apply to this engine, in the order a reader compares them.
+const std::vector<Row>& allRows() {
+    static const std::vector<Row> rows = {
+        {"fp32", "fp32, SDPA (torch picks the kernel)", [](MemoryPlan&) {}},
+        {"bf16", "bf16 UNet + text encoder + VAE", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::BF16; }},
+        {"fp16", "fp16 UNet + text encoder + VAE", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::FP16; }},
+        {"sdpa-math", "fp32, SDPA forced to the math kernel", [](MemoryPlan& p) { p.attention = Attention::SdpaMath; }},
+        {"sliced", "fp32, attention slicing (auto: heads/2)", [](MemoryPlan& p) { p.attention = Attention::Sliced; }},
+        {"chunked", "fp32, query-chunked attention (1024)", [](MemoryPlan& p) { p.attention = Attention::Chunked; }},
+        {"vae-slicing", "fp32, SDPA, VAE slicing", [](MemoryPlan& p) { p.vaeSlicing = true; }},
+        {"vae-tiling", "fp32, SDPA, VAE tiling", [](MemoryPlan& p) { p.vaeTiling = true; }},
+    };
+    return rows;
+}
+
+const Row& rowNamed(const std::string& name) {
+    for (const auto& r : allRows())
+        if (name == r.name) return r;
+    std::string known;
+    for (const auto& r : allRows()) known += std::string(known.empty() ? "" : ", ") + r.name;
+    throw std::invalid_argument("unknown bench row '" + name + "' (known: " + known + ")");
+}
+
+struct Options {
+    std::string model;
+    int steps = 4, width = 512, height = 512, batch = 1, threads = 0;
+    std::vector<std::string> rows;
+    std::string json;
+    std::string oneRow;  // child mode: run this row, write its JSON to `json`
+};
+
+int number(const std::string& flag, const std::string& v) {
+    try {
+        size_t used = 0;
+        const int n = std::stoi(v, &used);
+        if (used == v.size() && n > 0) return n;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument(flag + " expects a positive number, got '" + v + "'");
+}
+
+Options parse(const std::vector<std::string>& args) {
+    Options o;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string& flag = args[i];
+        if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
+        const std::string& v = args[++i];
+        if (flag == "--model") o.model = v;
+        else if (flag == "--steps") o.steps = number(flag, v);
+        else if (flag == "--batch") o.batch = number(flag, v);
+        else if (flag == "--threads") o.threads = number(flag, v);
+        else if (flag == "--json") o.json = v;
+        else if (flag == "--one-row") o.oneRow = v;
+        else if (flag == "--size") {
+            const auto x = v.find('x');
+            if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x512");
+            o.width = number(flag, v.substr(0, x));
+            o.height = number(flag, v.substr(x + 1));
+        } else if (flag == "--rows") {
+            std::stringstream list(v);
+            for (std::string name; std::getline(list, name, ',');) o.rows.push_back(rowNamed(name).name);
+        } else throw std::invalid_argument("unknown bench option '" + flag + "'");
+    }
+    if (o.model.empty()) throw std::invalid_argument("bench needs --model PATH (or demo:tiny-sd1)");
+    if (o.rows.empty())
+        for (const auto& r : allRows()) o.rows.push_back(r.name);
+    return o;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Whether the engine ran what the row asked for (a toggle not wired yet must not be reported as measured).
+std::string notApplied(const MemoryPlan& plan, const pipeline::Environment& env) {
+    const std::string want = std::string("unet=") + memory::precisionName(plan.unet);
+    if (env.precision.find(want) == std::string::npos) return "the engine ran " + env.precision;
+    if (env.attention.rfind(memory::attentionName(plan.attention), 0) != 0) return "the engine ran attention " + env.attention;
+    return "";
+}
+
+// Child: one generation with the row's plan; prints nothing, writes the row's JSON.
+int runOneRow(const Options& o) {
+    const Row& row = rowNamed(o.oneRow);
+    settings::GenerationSettings s;
+    s.model = o.model;
+    s.prompt = "a lighthouse on a cliff at sunset, oil painting";
+    s.steps = o.steps;
+    s.width = o.width;
+    s.height = o.height;
+    s.batchSize = o.batch;
+    s.seed = 1;
+    s.sampler = "Euler";
+    s.plan.device = "cpu";
+    s.plan.threads = o.threads;
+    row.apply(s.plan);
+
+    const auto baseline = memory::sampleMemory();
+    memory::PredictInput in;
+    in.width = o.width;
+    in.height = o.height;
+    in.batch = o.batch;
+    in.plan = s.plan;
+    in.cfg = s.cfgScale > 1.0;
+    in.baselineBytes = baseline.hostRss;
+    const auto prediction = memory::predict(memory::modelShapeOf(o.model), in);
+
+    pipeline::Engine engine;
+    pipeline::CancelToken cancel;
+    const auto r = engine.generate(s, cancel, nullptr);
+    const auto& t = r.timings;
+    double steps = 0;
+    for (double x : t.stepSeconds) steps += x;
+    const auto& m = r.memory;
+    nlohmann::json j = {
+        {"row", row.name},
+        {"what", row.what},
+        {"plan", s.plan},
+        {"environment", {{"precision", r.environment.precision}, {"attention", r.environment.attention},
+                         {"threads", r.environment.threads}, {"device", r.environment.device}}},
+        {"not_applied", notApplied(s.plan, r.environment)},
+        {"seconds", {{"load", t.loadSeconds}, {"encode", t.encodeSeconds}, {"steps", steps}, {"decode", t.decodeSeconds},
+                     {"per_step_median", median(t.stepSeconds)},
+                     {"per_image", (t.encodeSeconds + steps + t.decodeSeconds) / o.batch}}},
+        {"peak_bytes", {{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
+        {"baseline_bytes", baseline.hostRss},
+        {"predicted", prediction},
+    };
+    io::writeFileAtomically(o.json, [&](std::ostream& out) { out << j.dump(1); });
+    return 0;
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string selfPath() {
+    char buf[4096];
+    const auto n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe)");
+    return std::string(buf, size_t(n));
+}
+
+std::string gb(int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", double(bytes) / double(int64_t(1) << 30));
+    return buf;
+}
+
+std::string cell(const nlohmann::json& row, const char* stage) {
+    const int64_t measured = row["peak_bytes"][stage];
+    const int64_t predicted = row["predicted"][stage]["total"];
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s / %s", gb(measured).c_str(), gb(predicted).c_str());
+    return buf;
+}
+
+} // namespace
+
+int benchCommand(const std::vector<std::string>& args) {
+    const Options o = parse(args);
+    if (!o.oneRow.empty()) return runOneRow(o);
+
+    const std::string self = selfPath();
+    const std::string tmp = (o.json.empty() ? std::string("/tmp/diffusiondesk-bench") : o.json) + "." + std::to_string(getpid());
+    nlohmann::json rows = nlohmann::json::array();
+    std::cout << "model " << o.model << ", " << o.width << "x" << o.height << ", batch " << o.batch << ", " << o.steps
+              << " steps (Euler, CFG 7), device cpu, one process per row\n\n"
+              << "| row | s/image | s/step | load s | peak GB load | encode | denoise | decode | what sets the predicted peak |\n"
+              << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+              << std::flush;
+    for (const auto& name : o.rows) {
+        const std::string out = tmp + "." + name + ".json";
+        std::string cmd = quote(self) + " bench --model " + quote(o.model) + " --steps " + std::to_string(o.steps) + " --size " +
+                          std::to_string(o.width) + "x" + std::to_string(o.height) + " --batch " + std::to_string(o.batch) +
+                          " --one-row " + name + " --json " + quote(out);
+        if (o.threads) cmd += " --threads " + std::to_string(o.threads);
+        const int status = std::system(cmd.c_str());
+        const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        std::ifstream in(out);
+        if (rc != 0 || !in) {
+            std::cout << "| " << name << " | failed (exit " << rc << ") | | | | | | | |\n" << std::flush;
+            rows.push_back({{"row", name}, {"error", "exit status " + std::to_string(rc)}});
+            continue;
+        }
+        const auto row = nlohmann::json::parse(in);
+        std::remove(out.c_str());
+        rows.push_back(row);
+        const auto& sec = row["seconds"];
+        const std::string skipped = row["not_applied"];
+        char times[96];
+        std::snprintf(times, sizeof times, "%.2f | %.3f | %.2f", sec["per_image"].get<double>(),
+                      sec["per_step_median"].get<double>(), sec["load"].get<double>());
+        std::cout << "| " << name << (skipped.empty() ? "" : " (not applied: " + skipped + ")") << " | " << times << " | "
+                  << cell(row, "load") << " | " << cell(row, "encode") << " | " << cell(row, "denoise") << " | "
+                  << cell(row, "decode") << " | " << row["predicted"][row["predicted"]["peak_stage"].get<std::string>()]["peak_at"].get<std::string>()
+                  << " |\n"
+                  << std::flush;
+    }
+    std::cout << "\npeak GB: measured process RSS peak / predicted (core/memory/predictor, docs/memory.md)\n";
+    if (!o.json.empty()) {
+        const nlohmann::json doc = {{"model", o.model}, {"width", o.width}, {"height", o.height}, {"batch", o.batch},
+                                    {"steps", o.steps}, {"hardware_threads", std::thread::hardware_concurrency()},
+                                    {"rows", rows}};
+        io::writeFileAtomically(o.json, [&](std::ostream& out) { out << doc.dump(1) << "\n"; });
+    }
+    return 0;
+}
 
 } // namespace dd::cli

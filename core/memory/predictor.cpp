@@ -27,8 +27,6 @@ constexpr double kVaeSpikeTensors = 3.0;
 // Process RSS of the app before any model (libtorch, its thread pools, resources) and the CUDA context.
 constexpr int64_t kCpuBaseline = int64_t(300) << 20;
 constexpr int64_t kCudaContext = int64_t(600) << 20;
-// Transient memory of loading (random init of a network before its weights replace it): the largest network.
-constexpr double kLoadTransientFactor = 1.0;
 
 int64_t bytesOf(Precision p) { return p == Precision::FP32 ? 4 : 2; }
 
@@ -193,11 +191,14 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
 
     for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->baseline = baseline;
 
-    // Load: networks are built (random init) and then take their weights; on CUDA they are copied over.
+    // Load: every network is built in fp32 (random initial values), then takes its weights: memory-mapped
+    // safetensors are used in place and enter RSS only when a later stage touches them, so the peak is the
+    // fp32 build; other precisions are converted from it. On CUDA the device sees the converted weights only.
+    const int64_t params = shape.unet.params + shape.vae.params +
+                           sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; });
     p.load.weights = offload ? 0 : all;
-    p.load.activations = int64_t(kLoadTransientFactor * double(std::max({unetW, vaeW, teW})));
-    if (offload) p.load.activations = 0;  // built on the CPU, nothing on the device yet
-    p.load.peakAt = "building the largest network";
+    p.load.activations = offload || in.cuda ? 0 : std::max<int64_t>(0, params * 4 - all);
+    p.load.peakAt = "building the networks in fp32";
 
     p.encode.weights = offload ? offloadedShare(plan, teW) : all;
     p.encode.activations = textEncoderActivations(shape.textEncoders, in);

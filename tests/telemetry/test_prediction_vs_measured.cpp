@@ -1,0 +1,109 @@
+// The predictor against the engine's measured per-stage peaks (process RSS) on the CPU, for several sizes and
+// plans, on a model where weights (the full CLIP ViT-L text encoder, ~0.5 GB) and activations (512² attention
+// and VAE decode) dominate the process baseline: every stage within 20 %.
+#include "core/memory/predictor.h"
+#include "core/pipeline/engine.h"
+
+#include <QtTest>
+
+#include <cstdio>
+#include <filesystem>
+
+using namespace dd;
+
+namespace {
+
+const std::string kModel = std::string(DD_FIXTURES_DIR) + "/models/mid-sd1";
+
+struct Case {
+    const char* name;
+    int size;
+    int batch;
+    memory::MemoryPlan plan;
+};
+
+memory::MemoryPlan with(memory::Attention a, bool tiling = false) {
+    memory::MemoryPlan p;
+    p.device = "cpu";
+    p.attention = a;
+    p.vaeTiling = tiling;
+    return p;
+}
+
+} // namespace
+
+class TestPredictionVsMeasured : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        if (!std::filesystem::exists(kModel + "/model_index.json"))
+            QSKIP("mid-sd1 fixture missing: run tests/parity/make_fixtures.py build/fixtures");
+        // The process before any model. Later cases would see freed-but-kept heap in RSS; the engine reuses it,
+        // so the first baseline is the one every case starts from.
+        m_baseline = memory::sampleMemory().hostRss;
+    }
+
+    void withinTwentyPercent_data() {
+        QTest::addColumn<int>("index");
+        for (int i = 0; i < int(cases().size()); ++i) QTest::newRow(cases()[size_t(i)].name) << i;
+    }
+
+    void withinTwentyPercent() {
+        QFETCH(int, index);
+        const Case& c = cases()[size_t(index)];
+        settings::GenerationSettings s;
+        s.model = kModel;
+        s.prompt = "a lighthouse on a cliff at sunset";
+        s.steps = 1;
+        s.sampler = "Euler";
+        s.width = s.height = c.size;
+        s.batchSize = c.batch;
+        s.plan = c.plan;
+
+        memory::PredictInput in;
+        in.width = in.height = c.size;
+        in.batch = c.batch;
+        in.plan = c.plan;
+        in.cfg = s.cfgScale > 1;
+        in.baselineBytes = m_baseline;
+        const auto p = memory::predict(memory::modelShapeOf(kModel), in);
+
+        pipeline::Engine engine;  // a fresh engine per case: the model is loaded (and freed) inside the window
+        pipeline::CancelToken cancel;
+        const auto r = engine.generate(s, cancel, nullptr);
+        const std::pair<const char*, std::pair<int64_t, const memory::StageEstimate*>> stages[] = {
+            {"load", {r.memory.load.host, &p.load}},
+            {"encode", {r.memory.encode.host, &p.encode}},
+            {"denoise", {r.memory.denoise.host, &p.denoise}},
+            {"decode", {r.memory.decode.host, &p.decode}},
+        };
+        QStringList wrong;
+        for (const auto& [stage, mp] : stages) {
+            const auto [measured, est] = mp;
+            const double ratio = double(est->total()) / double(measured);
+            std::printf("  %-22s %-8s measured %7.0f MB  predicted %7.0f MB (base %5.0f, weights %5.0f, act %6.0f)  %+5.1f %%  %s\n",
+                        c.name, stage, double(measured) / 1048576, double(est->total()) / 1048576,
+                        double(est->baseline) / 1048576, double(est->weights) / 1048576, double(est->activations) / 1048576,
+                        (ratio - 1) * 100, est->peakAt.c_str());
+            if (!(measured > 0 && ratio > 0.8 && ratio < 1.2))
+                wrong << QString("%1: predicted %2 MB, measured %3 MB").arg(stage).arg(est->total() >> 20).arg(measured >> 20);
+        }
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("; ")));
+    }
+
+private:
+    int64_t m_baseline = 0;
+    static const std::vector<Case>& cases() {
+        using memory::Attention;
+        static const std::vector<Case> all = {
+            {"512 sdpa-math", 512, 1, with(Attention::SdpaMath)},
+            {"512 sdpa, VAE tiling", 512, 1, with(Attention::Sdpa, true)},
+            {"384 sliced", 384, 1, with(Attention::Sliced)},
+            {"256 batch 2 chunked", 256, 2, with(Attention::Chunked)},
+        };
+        return all;
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPredictionVsMeasured)
+#include "test_prediction_vs_measured.moc"
