@@ -98,8 +98,8 @@ private:
         static const std::vector<Case> all = {
             {"512 sdpa-math", 512, 1, with(Attention::SdpaMath)},
             {"512 sdpa, VAE tiling", 512, 1, with(Attention::Sdpa, true)},
-            {"384 sliced", 384, 1, with(Attention::Sliced)},
-            {"256 batch 2 chunked", 256, 2, with(Attention::Chunked)},
+            // Sliced and chunked attention (384², 256² batch 2) were not measured before the session ended: add them
+            // once a run on an idle machine confirms them (docs/memory.md).
         };
         return all;
     }
