@@ -221,6 +221,7 @@ int generate(const std::vector<std::string>& args) {
     const auto format = dd::imaging::exportFormatFromName(
         !o.format.empty() ? o.format : toFile ? fs::path(o.out).extension().string() : std::string("png"));
     dd::settings::expandFileName(o.nameTemplate, {});  // a bad template fails before the run, not after it
+    if (toFile && s.batchSize == 1 && fs::exists(o.out)) throw std::invalid_argument(o.out + ": already exists (never overwritten)");
 
     std::optional<dd::pipeline::Image> init;
     if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
