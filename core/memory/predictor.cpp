@@ -191,22 +191,34 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
 
     for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->baseline = baseline;
 
-    // Load: every network is built in fp32 (random initial values), then takes its weights: memory-mapped
-    // safetensors are used in place and enter RSS only when a later stage touches them, so the peak is the
-    // fp32 build; other precisions are converted from it. On CUDA the device sees the converted weights only.
     const int64_t params = shape.unet.params + shape.vae.params +
                            sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; });
-    p.load.weights = offload ? 0 : all;
-    p.load.activations = offload || in.cuda ? 0 : std::max<int64_t>(0, params * 4 - all);
-    p.load.peakAt = "building the networks in fp32";
+    // fp32 safetensors on the CPU are used in place (memory-mapped): a network's weights enter RSS when a
+    // stage first touches them and stay (page cache mapped into the process). Converted weights (another
+    // precision, fp16 files, CUDA) are resident from the load on.
+    const bool inPlace = in.weightsFromFile && !in.cuda && shape.fileBytes >= params * 4 * 95 / 100;
+    auto touched = [&](Precision p, int64_t bytes) { return inPlace && p == Precision::FP32 ? bytes : 0; };
+    const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = touched(plan.unet, unetW),
+                  lazyVae = vaeFp32 || plan.vae == Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
+    const int64_t resident = all - lazyTe - lazyUnet - lazyVae;
 
-    p.encode.weights = offload ? offloadedShare(plan, teW) : all;
+    // Load: each network is built in fp32 (random initial values), then takes its weights, one network after
+    // the other: the peak is what is resident plus the largest network's fp32 build. With offload on CUDA
+    // nothing is on the device yet.
+    p.load.weights = offload ? 0 : resident;
+    int64_t largest = 0;
+    for (int64_t n : {shape.unet.params, shape.vae.params}) largest = std::max(largest, n);
+    for (const auto& t : shape.textEncoders) largest = std::max(largest, t.params);
+    p.load.activations = offload || in.cuda ? 0 : largest * 4;
+    p.load.peakAt = "building the largest network in fp32";
+
+    p.encode.weights = offload ? offloadedShare(plan, teW) : resident + lazyTe;
     p.encode.activations = textEncoderActivations(shape.textEncoders, in);
     p.encode.peakAt = "text encoder";
 
     const int64_t f = shape.vae.scaleFactor();
     const auto unet = unetActivations(shape.unet, in, f);
-    p.denoise.weights = offload ? offloadedShare(plan, unetW) : all;
+    p.denoise.weights = offload ? offloadedShare(plan, unetW) : resident + lazyTe + lazyUnet;
     p.denoise.activations = unet.activations;
     p.denoise.peakAt = unet.peakAt;
 
