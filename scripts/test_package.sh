@@ -85,7 +85,7 @@ for exe in /usr/bin/diffusiondesk-cli /usr/bin/diffusiondesk; do
   [ -x "$exe" ] || { fail "$exe missing"; continue; }
   deps="$(ldd "$exe")"
   if grep -q "not found" <<<"$deps"; then fail "$exe: $(grep 'not found' <<<"$deps" | tr '\n' ' ')"; fi
-  if grep -E "torch|c10" <<<"$deps" | grep -v "=> /usr/bin/../lib/diffusiondesk/" ; then
+  if grep -E "^[[:space:]]*lib(torch|c10)" <<<"$deps" | grep -v "=> /usr/bin/../lib/diffusiondesk/" ; then
     fail "$exe loads libtorch from outside /usr/lib/diffusiondesk"
   else
     ok "$exe: libtorch from /usr/lib/diffusiondesk, every library found"
