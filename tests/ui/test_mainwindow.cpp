@@ -335,7 +335,7 @@ private slots:
         QVERIFY(waitIdle(w));
         timer.stop();
         const double runMs = double(clock.elapsed());
-        qInfo("UI event loop during a %d-step run (%.0f ms): %d ticks of 5 ms, largest gap %.1f ms", progress.count(), runMs,
+        qInfo("UI event loop during a %d-step run (%.0f ms): %d ticks of 5 ms, largest gap %.1f ms", int(progress.count()), runMs,
               ticks, double(maxGap) / 1e6);
         QCOMPARE(progress.count(), 30);
         QVERIFY(ticks > 1);  // the loop ran during the generation
