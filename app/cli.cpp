@@ -13,6 +13,7 @@
 #include "imaging/export.h"
 #include "imaging/png.h"
 
+#include <torch/version.h>
 #include <cctype>
 #include <chrono>
 #include <optional>
@@ -32,7 +33,7 @@ using namespace dd::io;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: diffusiondesk-cli <command> [options]\n"
+    "usage: diffusiondesk-cli <command> [options]   (--version, --help)\n"
     "commands:\n"
     "  inspect PATH    family, components, dtypes, parameter counts, file sizes and hash of a model\n"
     "                  (a diffusers folder or a single-file .safetensors checkpoint)\n"
@@ -264,6 +265,10 @@ int main(int argc, char** argv) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+        std::cout << "DiffusionDesk " << DD_VERSION << " (libtorch " << TORCH_VERSION << ")\n";
+        return 0;
     }
     try {
         if (args[0] == "inspect") {
