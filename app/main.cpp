@@ -41,7 +41,7 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir) {
     dd::settings::GenerationSettings s = panel->settings();
     s.prompt = "a lighthouse on a cliff at sunset, (oil painting:1.2), [blurry], dramatic sky";
     s.negativePrompt = "lowres, watermark";
-    s.steps = 12;
+    s.steps = 8;
     s.width = s.height = 128;
     s.seed = 1234;
     panel->setSettings(s);

@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 out="${2:-$root/docs/screenshots}"
-app="$build/app/diffusiondesk"
+app="$build/bin/diffusiondesk"
 [ -x "$app" ] || { echo "screenshots: $app not found; build the diffusiondesk target first" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run not found; run scripts/setup.sh" >&2; exit 1; }
 mkdir -p "$out"
