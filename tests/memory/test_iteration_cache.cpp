@@ -83,6 +83,7 @@ private slots:
         QFETCH(QString, field);
         pipeline::Engine e;
         auto s = base();
+        s.steps = 1;
         run(e, s);
         if (field == "prompt") s.prompt += ", autumn";
         if (field == "negative") s.negativePrompt = "watermark";
@@ -101,6 +102,7 @@ private slots:
     void cfgOffReusesTheEncodingWithNegative() {
         pipeline::Engine e;
         auto s = base();
+        s.steps = 1;
         run(e, s);
         s.cfgScale = 1.0;  // no negative side needed: served by the entry that has both
         QVERIFY(run(e, s).textEncodeCached);
