@@ -17,6 +17,9 @@ echo "== reference fixtures"
 DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
 
 echo "== tests"
+# ctest runs tests side by side: libgomp's default spin-waiting makes two 2-thread tests on 2 cores up to 30×
+# slower (measured: 3 demo steps 19 s spinning, 0.7 s passive).
+export OMP_WAIT_POLICY=PASSIVE
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500
 
 echo "== fuzz (${DD_FUZZ_SECONDS:-60} s per target)"
