@@ -44,7 +44,9 @@ double ssim(const pipeline::Image& a, const pipeline::Image& b) {
     const cv::Mat muXX = muX.mul(muX), muYY = muY.mul(muY), muXY = muX.mul(muY);
     const cv::Mat varX = localMean(x.mul(x)) - muXX, varY = localMean(y.mul(y)) - muYY;
     const cv::Mat cov = localMean(x.mul(y)) - muXY;
-    cv::Mat num = (2 * muXY + c1).mul(2 * cov + c2), den = (muXX + muYY + c1).mul(varX + varY + c2), map;
+    // Scalar::all: the constants go to every channel (a bare double would be ambiguous for 3-channel MatExpr).
+    const cv::Scalar k1 = cv::Scalar::all(c1), k2 = cv::Scalar::all(c2);
+    cv::Mat num = (2 * muXY + k1).mul(2 * cov + k2), den = (muXX + muYY + k1).mul(varX + varY + k2), map;
     cv::divide(num, den, map);
     const cv::Scalar perChannel = cv::mean(map);
     return (perChannel[0] + perChannel[1] + perChannel[2]) / 3.0;

@@ -1,7 +1,5 @@
 #include "ui/compareview.h"
 
-#include "ui/engineworker.h"  // toQImage
-
 #include <QButtonGroup>
 #include <QCheckBox>
 #include <QHBoxLayout>

@@ -12,6 +12,7 @@
 #include "core/compare/settings_diff.h"
 #include "core/pipeline/generation.h"
 #include "imaging/compare.h"
+#include "ui/engineworker.h"  // the metatypes of GenerationSettings / GenerationResult (signals below)
 
 #include <QImage>
 #include <QPointF>

@@ -2,6 +2,7 @@
 // differing settings list, and ABRunner's sequencing.
 #include "ui/compareview.h"
 
+#include <QCheckBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -25,9 +26,6 @@ pipeline::Image gradient(int w, int h, int offset = 0) {
 }
 
 } // namespace
-
-Q_DECLARE_METATYPE(dd::pipeline::GenerationResult)
-Q_DECLARE_METATYPE(dd::settings::GenerationSettings)
 
 class TestCompareView : public QObject {
     Q_OBJECT

@@ -1,0 +1,112 @@
+// diffusiondesk-cli verify as a user runs it: a sidecar + PNG made by the engine verify as identical (exit 0);
+// a changed pixel is reported with its difference (exit 3); bare settings run twice; bad input is one line.
+#include "core/compare/verify.h"
+#include "core/settings/sidecar.h"
+#include "imaging/png.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace dd;
+
+namespace {
+
+struct Run {
+    int code;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QString(DD_BINARY_DIR) + "/bin/diffusiondesk-cli", args);
+    p.waitForFinished(300000);
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+
+settings::GenerationSettings demo() {
+    settings::GenerationSettings s;
+    s.model = pipeline::kDemoModel;
+    s.prompt = "a red bicycle";
+    s.seed = 77;
+    s.steps = 3;
+    s.width = s.height = 48;
+    s.batchSize = 2;
+    s.deterministic = true;
+    return s;
+}
+
+void writeText(const QString& path, const std::string& text) { std::ofstream(path.toStdString()) << text; }
+
+} // namespace
+
+class TestCliVerify : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase() {
+        // Image 1 of a batch of 2, with its sidecar, as the app writes them.
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        const auto result = engine.generate(demo(), cancel, nullptr);
+        settings::Sidecar sc;
+        sc.settings = result.settings;
+        sc.modelName = pipeline::kDemoModel;
+        sc.seeds = {77, 78};
+        sc.imageIndex = 1;
+        sc.environment = result.environment;
+        sc.appVersion = DD_VERSION;
+        imaging::writePng(m_dir.filePath("img.png").toStdString(), result.images[1]);
+        writeText(m_dir.filePath("img.json"), settings::writeSidecar(sc));
+    }
+
+    void identicalRerun() {
+        const Run r = cli({"verify", m_dir.filePath("img.json")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("against " + m_dir.filePath("img.png")) && r.out.contains("\nidentical\n") &&
+                     r.out.contains("image 1 (seed 78): sha256 " +
+                                    QString::fromStdString(compare::pixelSha256(imaging::readImage(m_dir.filePath("img.png").toStdString())))),
+                 qPrintable(r.out));
+    }
+
+    void changedPixelIsReported() {
+        auto img = imaging::readImage(m_dir.filePath("img.png").toStdString());
+        img.rgb[0] = uint8_t(img.rgb[0] ^ 0x08);
+        imaging::writePng(m_dir.filePath("changed.png").toStdString(), img);
+        const Run r = cli({"verify", m_dir.filePath("img.json"), "--image", m_dir.filePath("changed.png")});
+        QVERIFY2(r.code == 3, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("NOT identical") && r.out.contains("max |diff| 8") && r.out.contains("1 of 2304 pixels differ") &&
+                     r.out.contains("SSIM 0.99"),
+                 qPrintable(r.out));
+    }
+
+    void bareSettingsRunTwice() {
+        nlohmann::json j = demo();
+        j["batch_size"] = 1;
+        writeText(m_dir.filePath("settings.json"), j.dump());
+        const Run r = cli({"verify", m_dir.filePath("settings.json")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("identical (no recorded image: the settings were run twice)"), qPrintable(r.out));
+    }
+
+    void badInputIsOneLine() {
+        for (const QStringList& args : {QStringList{"verify"}, QStringList{"verify", m_dir.filePath("missing.json")},
+                                        QStringList{"verify", m_dir.filePath("img.json"), "--bogus", "1"}}) {
+            const Run r = cli(args);
+            QCOMPARE(r.code, 1);
+            QVERIFY2(r.err.startsWith("error: ") && r.err.count('\n') == 1, qPrintable(r.err));
+        }
+        writeText(m_dir.filePath("junk.json"), "{not json");
+        const Run r = cli({"verify", m_dir.filePath("junk.json")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("junk.json") && r.err.count('\n') == 1, qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliVerify)
+#include "test_cli_verify.moc"
