@@ -26,6 +26,7 @@ Gallery::Gallery(QWidget* parent) : QListWidget(parent) {
     setWrapping(false);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
     setMinimumHeight(130);
+    setMaximumHeight(170);
     connect(this, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* item) {
         emit restoreRequested(m_entries[size_t(item->data(Qt::UserRole).toInt())].settings);
     });

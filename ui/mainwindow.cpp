@@ -77,14 +77,14 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     left->addWidget(m_picker);
     left->addWidget(m_modelBanner);
     left->addWidget(m_panel);
+    left->addLayout(buttons);
+    left->addWidget(m_progress);
+    left->addWidget(m_eta);
     left->addLayout(presetRow);
     auto* predicted = new QLabel(this);
     predicted->setObjectName("predictedPeak");
     left->addWidget(predicted);
     left->addWidget(m_gauge);
-    left->addLayout(buttons);
-    left->addWidget(m_progress);
-    left->addWidget(m_eta);
     left->addStretch();
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(leftWidget);

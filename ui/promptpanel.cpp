@@ -59,6 +59,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_negative->setObjectName("negativePrompt");
     m_negative->setPlaceholderText(tr("What to avoid"));
     m_prompt->setMinimumHeight(70);
+    m_prompt->setMaximumHeight(110);
     m_negative->setMaximumHeight(60);
     new PromptHighlighter(m_prompt->document());
     new PromptHighlighter(m_negative->document());
@@ -96,7 +97,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_random->setObjectName("randomSeed");
     m_random->setToolTip(tr("A new seed for every run"));
     connect(m_random, &QCheckBox::toggled, m_seed, &QWidget::setDisabled);
-    auto* dice = toolButton("diceSeed", QStringLiteral("🎲"), tr("Roll a random seed and keep it"), this);
+    auto* dice = toolButton("diceSeed", QStringLiteral("⚄"), tr("Roll a random seed and keep it"), this);
     connect(dice, &QToolButton::clicked, this, [this] {
         m_random->setChecked(false);
         m_seed->setValue(double(QRandomGenerator::global()->bounded(quint32(0xffffffffu))));
