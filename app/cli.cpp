@@ -5,6 +5,9 @@
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/text_format.h"
+#include "core/memory/predictor.h"
+#include "core/memory/preset_settings.h"
+#include "core/resources.h"
 #include "core/pipeline/engine.h"
 #include "core/sched/scheduler.h"
 #include "core/settings/file_name_template.h"
@@ -13,6 +16,7 @@
 #include "imaging/export.h"
 #include "imaging/png.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/version.h>
 #include <cctype>
 #include <chrono>
@@ -42,8 +46,13 @@ constexpr const char* kUsage =
     "                  hash in --models DIR), --name TEMPLATE (default {date}-{counter:05}-{seed}-{prompt:6}),\n"
     "                  --format png|jpeg|webp, --quality N, --deterministic, --price-per-hour X, --no-sidecar,\n"
     "                  --seed --steps --cfg --sampler --size WxH --batch --negative --clip-skip --init --strength\n"
+    "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget),\n"
+    "                  --device auto|cpu|cuda[:N], --precision fp32|fp16|bf16, --attention sdpa|sdpa-math|sliced|chunked,\n"
+    "                  --vae sliced|tiled|sliced+tiled, --plan JSON (docs/memory.md)\n"
     "  batch JOBS.jsonl --out DIR [--shard I/N] [--models DIR] [--model M] [--price-per-hour X]\n"
-    "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n";
+    "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n"
+    "  verify SIDECAR [--image PNG]   rerun a result and compare pixel hashes (docs/determinism.md)\n"
+    "  bench --model PATH [--steps N] [--size WxH] [--json FILE]   memory and speed per plan (docs/benchmarks.md)\n";
 
 uint64_t bytesOnDisk(const fs::path& p) {
     if (fs::is_regular_file(p)) return fs::file_size(p);
@@ -132,6 +141,37 @@ struct GenerateOptions {
     dd::settings::Restored restored;
 };
 
+// Presets ship in <resources>/presets (the recipe table's rows and cpu).
+dd::memory::Preset findPreset(const std::string& name) {
+    const auto dir = (dd::resourceDir() / "presets").string();
+    const auto presets = dd::memory::loadPresets(dir);
+    std::string known;
+    for (const auto& p : presets) {
+        if (p.name == name) return p;
+        known += (known.empty() ? "" : ", ") + p.name;
+    }
+    throw std::invalid_argument("unknown preset '" + name + "' (in " + dir + ": " + known + ")");
+}
+
+// Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
+// the prediction is an estimate and the user may know better.
+void warnIfTooBig(const dd::settings::GenerationSettings& s) {
+    if (s.preset.empty()) return;
+    try {
+        const auto preset = findPreset(s.preset);
+        dd::memory::PredictInput in;
+        in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
+        in.cuda = s.plan.device.rfind("cuda", 0) == 0 || (s.plan.device == "auto" && dd::memory::cudaDeviceCount() > 0);
+        const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);
+        const auto fit = dd::memory::fits(prediction, preset.budgetBytes);
+        std::cerr << "predicted peak " << dd::memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
+                  << "), preset " << preset.name << " budget " << dd::memory::formatGb(preset.budgetBytes) << "\n";
+        if (!fit.fits) std::cerr << "warning: " << fit.message << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "note: no memory prediction: " << e.what() << "\n";
+    }
+}
+
 // Flags are applied in order, so flags after --from override what the file restored.
 GenerateOptions parseGenerate(const std::vector<std::string>& args) {
     GenerateOptions o;
@@ -161,7 +201,19 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
         else if (flag == "--emphasis") s.emphasis = v;
         else if (flag == "--init") s.initImage = v, o.initGiven = true;
         else if (flag == "--strength") s.strength = toNumber(flag, v);
-        else if (flag == "--preset") s.preset = v;
+        else if (flag == "--preset") dd::memory::applyPreset(findPreset(v), s);
+        else if (flag == "--plan") s.plan = nlohmann::json::parse(v).get<dd::memory::MemoryPlan>();
+        else if (flag == "--device") s.plan.device = v;
+        else if (flag == "--precision") {
+            nlohmann::json j = {{"precision", v}};  // one name for all three networks, as in the plan's JSON
+            from_json(j, s.plan);
+        } else if (flag == "--attention") from_json(nlohmann::json{{"attention", v}}, s.plan);
+        else if (flag == "--vae") {
+            if (v == "sliced") s.plan.vaeSlicing = true;
+            else if (v == "tiled") s.plan.vaeTiling = true;
+            else if (v == "sliced+tiled") s.plan.vaeSlicing = s.plan.vaeTiling = true;
+            else throw std::invalid_argument("--vae expects sliced, tiled or sliced+tiled");
+        }
         else if (flag == "--out") o.out = v;
         else if (flag == "--name") o.nameTemplate = v;
         else if (flag == "--format") o.format = v;
@@ -224,6 +276,7 @@ int generate(const std::vector<std::string>& args) {
     dd::settings::expandFileName(o.nameTemplate, {});  // a bad template fails before the run, not after it
     if (toFile && s.batchSize == 1 && fs::exists(o.out)) throw std::invalid_argument(o.out + ": already exists (never overwritten)");
 
+    warnIfTooBig(s);
     std::optional<dd::pipeline::Image> init;
     if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
     dd::pipeline::Engine engine;
@@ -251,6 +304,7 @@ int generate(const std::vector<std::string>& args) {
         }
         std::cout << f.image << "\n";
     }
+    for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
     double steps = 0;
     for (double t : result.timings.stepSeconds) steps += t;
     std::cerr << "load " << result.timings.loadSeconds << " s, encode " << result.timings.encodeSeconds << " s, "

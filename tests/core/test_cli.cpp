@@ -18,6 +18,30 @@ class TestCli : public QObject {
     }
 
 private slots:
+    void printsVersion() {
+        const Run r = cli({"--version"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("DiffusionDesk " DD_VERSION " (libtorch "), qPrintable(r.out));
+    }
+
+    // A preset sets the plan (the sidecar records it); an unknown one names the shipped choices.
+    void presetReachesTheSidecar() {
+        QTemporaryDir dir;
+        const Run r = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a cat", "--steps", "1", "--size", "64x64",
+                           "--preset", "cpu", "--attention", "chunked", "--out", dir.path()});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("preset cpu budget"), qPrintable(r.err));
+        const QString png = r.out.trimmed();
+        QFile sidecar(png.left(png.lastIndexOf('.')) + ".json");
+        QVERIFY2(sidecar.open(QIODevice::ReadOnly), qPrintable(sidecar.fileName()));
+        const QByteArray json = sidecar.readAll();
+        QVERIFY2(QString(json).contains(QRegularExpression("\"preset\":\\s*\"cpu\"")), json.constData());
+        QVERIFY2(QString(json).contains(QRegularExpression("\"attention\":\\s*\"chunked\"")), json.constData());
+        const Run bad = cli({"generate", "--model", "demo:tiny-sd1", "--preset", "5gb", "--out", dir.path()});
+        QCOMPARE(bad.code, 1);
+        QVERIFY2(bad.err.contains("unknown preset '5gb'") && bad.err.contains("8gb"), qPrintable(bad.err));
+    }
+
     void inspectsSingleFile() {
         const QString model = QString(DD_FIXTURES_DIR) + "/models/tiny-sdxl.safetensors";
         const Run r = cli({"inspect", model});
