@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QFileInfo>
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSpinBox>
@@ -71,10 +72,14 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("DiffusionDesk");
     QApplication::setOrganizationName("DiffusionDesk");
+    QApplication::setApplicationVersion(DD_VERSION);
+    QGuiApplication::setDesktopFileName("diffusiondesk");  // Wayland matches the window to the .desktop entry
     QCommandLineParser parser;
     parser.setApplicationDescription("DiffusionDesk: Stable Diffusion on your machine");
     parser.addHelpOption();
-    parser.addPositionalArgument("model", "A diffusers folder, a .safetensors checkpoint or demo:tiny-sd1");
+    parser.addVersionOption();
+    parser.addPositionalArgument("model", "A diffusers folder, a .safetensors checkpoint or demo:tiny-sd1; or an image, "
+                                          "sidecar or A1111 .txt whose settings to restore (the desktop file association)");
     QCommandLineOption screenshot("screenshot", "Render the main window, the preset dialog and a generation into DIR, then quit.", "DIR");
     parser.addOption(screenshot);
     parser.process(app);
@@ -84,7 +89,13 @@ int main(int argc, char** argv) {
     if (parser.isSet(screenshot)) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scratch.path());
 
     const QStringList args = parser.positionalArguments();
-    dd::ui::MainWindow window(args.isEmpty() ? QString() : args.first());
+    // Opening a PNG/JPEG/WebP, a sidecar or a .txt (file manager, MIME association) restores its settings on the
+    // last model; anything else is a model to open.
+    const QString first = args.isEmpty() ? QString() : args.first();
+    static const QStringList kSettingsFiles = {"png", "jpg", "jpeg", "webp", "json", "txt"};
+    const bool settingsFile = !first.isEmpty() && kSettingsFiles.contains(QFileInfo(first).suffix().toLower());
+    dd::ui::MainWindow window(settingsFile ? QString() : first);
+    if (settingsFile) window.restoreFromFile(first);
     if (parser.isSet(screenshot)) return screenshots(window, parser.value(screenshot));
     if (QSettings().value("window/geometry").isNull()) window.resize(1200, 800);  // first start; later the saved layout
     window.show();
