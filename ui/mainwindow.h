@@ -2,6 +2,7 @@
 // The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
 // this session's gallery, and a status bar with per-stage times and the cost per image. All engine work goes to
 // the EngineWorker thread through queued signals.
+#include "core/compare/ab_settings.h"
 #include "core/memory/memory_plan.h"
 #include "core/pipeline/generation.h"
 #include "ui/engineworker.h"
@@ -82,6 +83,7 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    void startAbPair(const std::function<compare::AbPair(const settings::GenerationSettings&)>& makePair);
     void buildMenus();
     void showComparison(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB);
     void launch(const settings::GenerationSettings& s);

@@ -50,28 +50,22 @@ void MainWindow::compareSelected() {
 }
 
 void MainWindow::runAbSeeds() {
-    if (m_running) return;
-    settings::GenerationSettings s = currentSettings();
-    s.seed = m_panel->takeSeed();
-    try {
-        const auto pair = compare::abSeeds(s, s.seed + 1);
-        m_runCount = 2;
-        m_runsLeft = 0;
-        m_runIndex = 0;
-        m_cancelRequested = false;
-        statusBar()->showMessage(tr("A/B: %1").arg(QString::fromStdString(pair.label)));
-        m_ab->start(pair);
-    } catch (const std::exception& e) {
-        statusBar()->showMessage(QString::fromStdString(e.what()));
-    }
+    startAbPair([](const settings::GenerationSettings& s) { return compare::abSeeds(s, s.seed + 1); });
 }
 
 void MainWindow::runAbSetting(const QString& fieldPath, const QString& valueB) {
+    startAbPair([&](const settings::GenerationSettings& s) {
+        return compare::abSettingFromText(s, fieldPath.toStdString(), valueB.toStdString());
+    });
+}
+
+// Both quick actions: this seed and settings as A, the pair's B, run one after the other on the worker.
+void MainWindow::startAbPair(const std::function<compare::AbPair(const settings::GenerationSettings&)>& makePair) {
     if (m_running) return;
     settings::GenerationSettings s = currentSettings();
     s.seed = m_panel->takeSeed();
     try {
-        const auto pair = compare::abSettingFromText(s, fieldPath.toStdString(), valueB.toStdString());
+        const auto pair = makePair(s);
         m_runCount = 2;
         m_runsLeft = 0;
         m_runIndex = 0;
