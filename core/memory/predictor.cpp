@@ -212,9 +212,9 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     p.load.activations = offload || in.cuda ? 0 : largest * 4;
     p.load.peakAt = "building the largest network in fp32";
 
-    p.encode.weights = offload ? offloadedShare(plan, teW) : resident + lazyTe;
-    p.encode.activations = textEncoderActivations(shape.textEncoders, in);
-    p.encode.peakAt = "text encoder";
+    p.encode.weights = offload ? (in.textCached ? 0 : offloadedShare(plan, teW)) : resident + lazyTe;
+    p.encode.activations = in.textCached ? 0 : textEncoderActivations(shape.textEncoders, in);
+    p.encode.peakAt = in.textCached ? "text encoding cached" : "text encoder";
 
     const int64_t f = shape.vae.scaleFactor();
     const auto unet = unetActivations(shape.unet, in, f);

@@ -76,6 +76,9 @@ struct PredictInput {
     bool cuda = false;            // where the networks run (plan.device "auto" is resolved by the caller)
     int64_t baselineBytes = -1;   // process (CPU) or CUDA context (GPU) memory before loading; < 0: typical value
     bool weightsFromFile = true;  // load reads weight files (their pages are resident while copied)
+    // The engine's conditioning cache already holds this run's text embeddings (same model, prompts and text
+    // options as an earlier run): the text encoders do not run, and with offload they never reach the device.
+    bool textCached = false;
 };
 
 // Bytes on the device that runs the networks (process RSS on CPU; allocator + context on CUDA).

@@ -121,6 +121,24 @@ private slots:
         QCOMPARE(predict(s, in).denoise.weights, (s.unet.params + s.vae.params + s.textEncoders[0].params) * 4);
     }
 
+    // A hot conditioning cache: no text-encoder activations; with offload the encoders stay off the device.
+    void hotTextCache() {
+        const auto s = sd15();
+        auto in = at(512);
+        in.cuda = true;
+        in.plan.offload = Offload::Model;
+        const auto cold = predict(s, in);
+        in.textCached = true;
+        const auto hot = predict(s, in);
+        QVERIFY(cold.encode.weights > 0 && cold.encode.activations > 0);
+        QCOMPARE(hot.encode.weights, int64_t(0));
+        QCOMPARE(hot.encode.activations, int64_t(0));
+        QCOMPARE(hot.denoise.total(), cold.denoise.total());
+        in.cuda = false;
+        in.plan.offload = Offload::None;
+        QCOMPARE(predict(s, in).encode.activations, int64_t(0));
+    }
+
     void fitsMessage() {
         const auto s = sd15();
         auto in = at(1536);
