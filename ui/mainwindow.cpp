@@ -282,8 +282,11 @@ void MainWindow::onFinished(const pipeline::GenerationResult& result, const Prev
     const int n = std::max<int>(1, int(result.images.size()));
     const QString cost = formatUsd(m_price.costUsd(total) / n);
     m_costLabel->setText(tr("%1 per image (%2)").arg(cost, m_price.describe()));
+    m_lastRunSettings = result.settings;
+    updatePrediction();  // the next run with the same text skips the encoders
+    const QString encode = result.textEncodeCached ? tr("cached") : seconds(t.encodeSeconds);
     QString message = tr("%1: load %2 · encode %3 · %4 steps %5 · decode %6 · %7 per image")
-                          .arg(QString::fromStdString(result.modelName), seconds(t.loadSeconds), seconds(t.encodeSeconds))
+                          .arg(QString::fromStdString(result.modelName), seconds(t.loadSeconds), encode)
                           .arg(t.stepSeconds.size())
                           .arg(seconds(steps), seconds(t.decodeSeconds), cost);
     for (const auto& w : result.warnings) message += QStringLiteral(" · ⚠ ") + QString::fromStdString(w);

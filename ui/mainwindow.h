@@ -119,6 +119,7 @@ private:
     std::optional<memory::Preset> m_preset;
     PriceProfile m_price;
     PreviewStats m_lastPreviewStats;
+    std::optional<settings::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
     bool m_running = false;
     bool m_cancelRequested = false;
     int m_runsLeft = 0;        // batch count: runs still to start after this one

@@ -22,7 +22,7 @@ namespace dd::ui {
 qint64 MainWindow::predictedPeakFor(const memory::MemoryPlan& plan) const {
     settings::GenerationSettings s = currentSettings();
     s.plan = plan;
-    return ui::predictPeak(s, m_gauge->cuda()).peakBytes;
+    return ui::predictPeak(s, m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr).peakBytes;
 }
 
 void MainWindow::openPresetDialog() {
@@ -59,7 +59,8 @@ void MainWindow::updatePresetLabel() {
 }
 
 void MainWindow::updatePrediction() {
-    const auto prediction = ui::predictPeak(currentSettings(), m_gauge->cuda());
+    const auto prediction =
+        ui::predictPeak(currentSettings(), m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr);
     m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
     auto* label = findChild<QLabel*>("predictedPeak");
     if (!label) return;

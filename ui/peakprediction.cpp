@@ -29,7 +29,12 @@ std::optional<memory::ModelShape> shapeOf(const std::string& model) {
 
 } // namespace
 
-PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda) {
+bool sameTextInputs(const settings::GenerationSettings& a, const settings::GenerationSettings& b) {
+    return a.model == b.model && a.prompt == b.prompt && a.negativePrompt == b.negativePrompt && a.clipSkip == b.clipSkip &&
+           a.promptSyntax == b.promptSyntax && a.emphasis == b.emphasis && a.plan.textEncoder == b.plan.textEncoder;
+}
+
+PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, const settings::GenerationSettings* lastRun) {
     const auto shape = shapeOf(s.model.empty() ? std::string("demo:tiny-sd1") : s.model);
     if (!shape) return {};
     memory::PredictInput in;
@@ -39,6 +44,7 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda) {
     in.plan = s.plan;
     in.cfg = s.cfgScale > 1.0;
     in.cuda = cuda && s.plan.device != "cpu";
+    in.textCached = lastRun && sameTextInputs(s, *lastRun);
     try {
         const auto p = memory::predict(*shape, in);
         PeakPrediction out;

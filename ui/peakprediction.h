@@ -13,6 +13,12 @@ struct PeakPrediction {
 };
 
 // Model shapes are cached per model path (reading headers takes milliseconds, not per keystroke).
-PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda);
+// `lastRun`: the settings of the last finished run; when the text inputs match, the engine's conditioning cache
+// is hot and the prediction leaves the text encoders out.
+PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda,
+                           const settings::GenerationSettings* lastRun = nullptr);
+
+// The engine's conditioning-cache key (core/pipeline/conditioning_cache.h), seen from the settings.
+bool sameTextInputs(const settings::GenerationSettings& a, const settings::GenerationSettings& b);
 
 } // namespace dd::ui
