@@ -59,15 +59,17 @@ std::string sanitizeFileName(std::string_view raw) {
     for (const char ch : raw) s += forbidden(static_cast<unsigned char>(ch)) ? '_' : ch;
     // Leading dots would hide the file (and "." / ".." are not names); trailing dots and blanks break Windows.
     while (!s.empty() && (s.front() == '.' || s.front() == ' ')) s.erase(s.begin());
-    s = cutUtf8(s, kMaxNameBytes);
-    while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
-    if (s.empty()) return "image";
     std::string upper;
     for (const char c : s.substr(0, s.find('.'))) upper += char(std::toupper(static_cast<unsigned char>(c)));
     static constexpr std::array<const char*, 22> kReserved{"CON",  "PRN",  "AUX",  "NUL",  "COM1", "COM2", "COM3", "COM4",
                                                            "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3",
                                                            "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9"};
+    while (!upper.empty() && (upper.back() == ' ')) upper.pop_back();
     if (std::find(kReserved.begin(), kReserved.end(), upper) != kReserved.end()) s = "_" + s;
+    // The cap comes last, so the '_' of a reserved name can never push a name past it (fuzz_file_name_template).
+    s = cutUtf8(s, kMaxNameBytes);
+    while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
+    if (s.empty()) return "image";
     return s;
 }
 
