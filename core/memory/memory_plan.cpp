@@ -1,6 +1,7 @@
 #include "core/memory/memory_plan.h"
 
 #include "core/io/atomic_file.h"
+#include "core/settings/json_optional.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,9 +54,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
 }
 
 void from_json(const nlohmann::json& j, MemoryPlan& p) {
-    auto get = [&](const char* key, auto& field) {
-        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
-    };
+    auto get = [&](const char* key, auto& field) { settings::readIfPresent(j, key, field); };
     get("device", p.device);
     if (const auto it = j.find("precision"); it != j.end()) {
         // One string sets all three components; an object sets them one by one.
@@ -100,9 +99,7 @@ void to_json(nlohmann::json& j, const Preset& p) {
 void from_json(const nlohmann::json& j, Preset& p) {
     j.at("name").get_to(p.name);
     j.at("budget_bytes").get_to(p.budgetBytes);
-    auto get = [&](const char* key, auto& field) {
-        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
-    };
+    auto get = [&](const char* key, auto& field) { settings::readIfPresent(j, key, field); };
     get("family", p.family);
     get("width", p.width);
     get("height", p.height);

@@ -1,5 +1,7 @@
 #include "core/settings/generation_settings.h"
 
+#include "core/settings/json_optional.h"
+
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
@@ -17,9 +19,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
-    auto get = [&](const char* key, auto& field) {
-        if (const auto it = j.find(key); it != j.end()) it->get_to(field);
-    };
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
     get("model", s.model);
     get("prompt", s.prompt);
     get("negative_prompt", s.negativePrompt);
