@@ -27,8 +27,15 @@ want="$(sha256sum requirements.txt | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   py="$(command -v python3)"
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+  # The CUDA-enabled torch wheel and its nvidia-* dependencies unpack to ~6 GB; pip's wheel cache
+  # would double that, so it is off (CI once ran out of disk here).
+  free_kb="$(df -Pk "$root" | awk 'NR==2 {print $4}')"
+  if [ "${free_kb:-0}" -lt $((8 * 1024 * 1024)) ]; then
+    echo "setup: warning: only $((free_kb / 1024)) MiB free on $(df -P "$root" | awk 'NR==2 {print $6}');" \
+         "the Python packages need about 6 GiB and the build about 4 GiB" >&2
+  fi
   echo "setup: installing pinned Python packages into .venv (first time: several minutes)"
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q -r requirements.txt
+  "$venv/bin/python" -m pip install -q --no-cache-dir --upgrade pip
+  "$venv/bin/python" -m pip install -q --no-cache-dir -r requirements.txt
   echo "$want" > "$stamp"
 fi
