@@ -166,6 +166,9 @@ int main(int argc, char** argv) try {
     auto lastCheckpoint = Clock::now();
     auto due = [&] { return std::chrono::duration<double>(Clock::now() - lastCheckpoint).count() > o.checkpointMinutes * 60; };
     if (st.vaeStep < o.vaeSteps) {
+        // The autoencoder changes, so latents encoded by an earlier one (and their scale) are stale.
+        fs::remove(o.work / "latents.pt");
+        st.scalingFactor = 0;
         vae->train();
         Running loss;
         while (st.vaeStep < o.vaeSteps) {
@@ -183,7 +186,13 @@ int main(int argc, char** argv) try {
             const auto z = dist.sample(gen);
             const auto y = vae->decode(z);
             const auto kl = 0.5 * (dist.mean.pow(2) + dist.logvar.exp() - 1 - dist.logvar).mean();
-            const auto l = (y - x).abs().mean() + (y - x).pow(2).mean() + 1e-4 * kl;
+            // Shapes cover a few percent of the pixels: without extra weight the decoder learns the flat
+            // backgrounds and smears the shape's colour. The per-image median colour is the background.
+            const auto background = std::get<0>(x.flatten(2).median(2)).unsqueeze(-1).unsqueeze(-1);
+            const auto shape = ((x - background).abs().amax(1, true) > 0.05).to(x.dtype());
+            const auto weight = 1 + 9 * shape;
+            const auto err = (y - x).abs() + (y - x).pow(2);
+            const auto l = (weight * err).mean() / weight.mean() + 1e-4 * kl;
             vaeOpt.zero_grad();
             l.backward();
             torch::nn::utils::clip_grad_norm_(vae->parameters(), 1.0);
@@ -226,9 +235,8 @@ int main(int argc, char** argv) try {
     // ---------------------------------------------------------------- phase 2: latents of a fixed scene set
     const fs::path latentPath = o.work / "latents.pt";
     torch::Tensor latents;
-    if (fs::exists(latentPath)) {
-        torch::load(latents, latentPath.string());
-    } else {
+    if (fs::exists(latentPath)) torch::load(latents, latentPath.string());
+    if (!latents.defined() || latents.size(0) != o.latentCount) {
         torch::NoGradGuard ng;
         std::vector<torch::Tensor> parts;
         for (int i = 0; i < o.latentCount; i += 32) {
@@ -238,6 +246,7 @@ int main(int argc, char** argv) try {
             parts.push_back(vae->encode(toTensor(imgs)).mean);
         }
         latents = torch::cat(parts);
+        st.scalingFactor = 0;  // measured below on the new latents
         torch::save(latents, latentPath.string());
         std::printf("encoded %d scenes to latents in %.0f s\n", o.latentCount, seconds());
     }
