@@ -242,7 +242,7 @@ private slots:
     void queueSurvivesARestart() {
         auto* first = new MainWindow({});
         QTRY_VERIFY(!first->modelPicker()->loading());
-        setSmall(*first, 60);
+        setSmall(*first, 30);
         first->findChild<QSpinBox*>("batchCount")->setValue(3);
         QSignalSpy progress(first->worker(), &EngineWorker::progress);
         QTest::mouseClick(first->findChild<QPushButton*>("generate"), Qt::LeftButton);
@@ -271,7 +271,7 @@ private slots:
             QTRY_COMPARE(stateOf(second, "job-2"), QString("done"));
             QCOMPARE(stateOf(second, "job-1"), QString("interrupted"));  // only Retry runs it again
             QCOMPARE(second.gallery()->count(), 1);
-            QCOMPARE(second.gallery()->entry(0).settings.steps, 60);
+            QCOMPARE(second.gallery()->entry(0).settings.steps, 30);
         }
         MainWindow third({});
         QTRY_COMPARE(third.jobs().size(), qsizetype(2));
