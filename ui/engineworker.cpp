@@ -154,8 +154,13 @@ void EngineWorker::locateModel(const QString& name, const QString& hash, const Q
     try {
         const std::string path = settings::resolveRestoredModel(name.toStdString(), hash.toStdString(), dirs);
         emit modelLocated(QString::fromStdString(path), hash.isEmpty() ? tr("name %1").arg(name) : tr("hash %1").arg(hash));
-    } catch (const std::exception& e) {
-        emit modelNotFound(QString::fromStdString(e.what()));
+    } catch (const std::exception&) {
+        // resolveRestoredModel's message speaks to CLI users (--model); say the same in the window's terms.
+        const QString model = tr("model '%1'").arg(name.isEmpty() ? tr("(unnamed)") : name) +
+                              (hash.isEmpty() ? QString() : tr(" (hash %1)").arg(hash));
+        const QString where = folders.isEmpty() ? tr("no model folders are known yet") : tr("not found in %1").arg(folders.join(", "));
+        emit modelNotFound(tr("These settings need %1: %2. Open it with Folder… or File…, or add its folder under "
+                              "Preferences → Model folders.").arg(model, where));
     }
 }
 

@@ -319,7 +319,7 @@ private slots:
         f.close();
         QVERIFY(w.restoreFromFile(txt));
         auto* notice = w.findChild<QLabel*>("restoreNotice");
-        QTRY_VERIFY_WITH_TIMEOUT(notice->text().contains("needs model"), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(notice->text().contains("need model"), 60000);
         QVERIFY(notice->text().contains("missing-model"));
         QVERIFY(notice->text().contains("0123456789"));
         QVERIFY(notice->text().contains(models.path()));
