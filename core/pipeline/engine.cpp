@@ -6,6 +6,7 @@
 // stay fp32 whatever the networks run in, so a precision change only changes what the networks compute.
 #include "core/pipeline/engine.h"
 
+#include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/memory/determinism.h"
 #include "core/memory/memory_probe.h"
@@ -13,6 +14,7 @@
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/preview.h"
+#include "core/pipeline/previewer.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
@@ -172,6 +174,13 @@ std::string modelHashOf(const std::string& source) {
     return std::filesystem::is_regular_file(source, ec) ? io::hashModelFile(source).shortHash : std::string();
 }
 
+// Where the networks live for `plan` on `device`: model offload keeps them on the CPU between uses.
+Placement placementFor(const memory::MemoryPlan& plan, torch::Device device) {
+    const bool offload = device.is_cuda() && plan.offload != memory::Offload::None;
+    return {offload ? torch::Device(torch::kCPU) : device, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae),
+            plan.vaeUpcast, plan.channelsLast};
+}
+
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
 
 // Model offload: a network lives at home (the CPU) and visits the compute device while it is used.
@@ -203,7 +212,7 @@ struct Engine::Loaded {
     ConditioningCache conditioning;
 };
 
-Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_log(std::move(log)) {}
+Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std::make_unique<Previewer>()), m_log(std::move(log)) {}
 Engine::~Engine() = default;
 
 GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
@@ -225,6 +234,60 @@ void Engine::releaseModel() {
 }
 
 int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
+
+LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+                        const LoadProgress& progress, const std::string& knownHash) {
+    try {
+        memory::validate(plan);
+        c10::InferenceMode inference;
+        const auto t0 = Clock::now();
+        const std::string wanted = source.empty() ? kDemoModel : source;
+        const Placement want = placementFor(plan, resolveDevice(plan.device));
+        auto step = [&](const std::string& part, int done, int total) {
+            if (cancel.cancelled()) throw Cancelled();
+            if (progress) progress(part, done, total);
+        };
+        LoadReport report;
+        report.source = wanted;
+        report.alreadyLoaded = m_loaded->model && m_loaded->model->source == wanted && m_loaded->requested == want;
+        if (!report.alreadyLoaded) {
+            auto model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want, step);
+            std::string hash = knownHash;
+            if (hash.empty() && std::filesystem::is_regular_file(wanted)) {  // only single files have an A1111 hash
+                step("hash", 0, 0);
+                hash = modelHashOf(wanted);
+            }
+            if (cancel.cancelled()) throw Cancelled();
+            releaseModel();  // only now: a cancelled or failed load left the previous model in place
+            m_loaded->model = std::move(model);
+            m_loaded->requested = want;
+            m_loaded->hash = hash;
+            memory::releaseFreedMemory();
+            if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
+        }
+        if (progress) progress("ready", 1, 1);
+        report.displayName = m_loaded->model->displayName;
+        report.family = std::string(io::familyName(m_loaded->model->family));
+        report.hash = m_loaded->hash;
+        report.seconds = secondsSince(t0);
+        return report;
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(e.what_without_backtrace());
+    }
+}
+
+std::string Engine::loadedModel() const { return m_loaded->model ? m_loaded->model->source : std::string(); }
+
+void Engine::setPreviewDecoder(const std::string& taesdPath) {
+    try {
+        m_previewer->useTaesd(taesdPath, m_loaded->model ? m_loaded->model->placement.device : torch::Device(torch::kCPU));
+    } catch (const c10::Error& e) {
+        throw io::ModelFileError(taesdPath, e.what_without_backtrace());
+    }
+}
+
+std::string Engine::previewDecoder() const { return m_previewer->taesdPath(); }
+int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
 
 GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                              const Image* initImage) {
@@ -254,7 +317,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     meter.begin();
     auto t0 = Clock::now();
     const std::string wanted = s.model.empty() ? kDemoModel : s.model;
-    const Placement want{home, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast, plan.channelsLast};
+    const Placement want = placementFor(plan, device);
     if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want)) {
         const bool sameFile = m_loaded->model && m_loaded->model->source == wanted;
         std::string hash = sameFile ? m_loaded->hash : std::string();
@@ -391,8 +454,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             result.timings.stepSeconds.push_back(secondsSince(tStep));
             meter.sample("denoise");
             if (observer) {
-                observer->onLatents(int(i - begin + 1), latents);
-                observer->onStep(int(i - begin + 1), int(total - begin), latentPreview(latents[0], m.family));
+                const int step = int(i - begin + 1), steps = int(total - begin);
+                observer->onLatents(step, latents);
+                const bool preview = observer->wantsPreview(step, steps);
+                observer->onStep(step, steps, preview ? m_previewer->make(latents[0], m.family) : Image{});
             }
         }
         return latents;

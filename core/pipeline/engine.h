@@ -11,6 +11,18 @@
 
 namespace dd::pipeline {
 
+class Previewer;
+
+// What Engine::load loaded.
+struct LoadReport {
+    std::string source;       // as asked (kDemoModel for the demo)
+    std::string displayName;
+    std::string family;       // "SD 1.x", ...
+    std::string hash;         // A1111 short hash ("" for folders and the demo)
+    double seconds = 0;
+    bool alreadyLoaded = false;  // nothing to do: that model was loaded with that placement
+};
+
 class Engine {
 public:
     using Log = std::function<void(const std::string&)>;
@@ -24,6 +36,24 @@ public:
     GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                               const Image* initImage = nullptr);
 
+    // Loads `source` (a model path or kDemoModel) placed as `plan` says, so the next generate with that model
+    // and plan starts at once. `progress` is told each part (sd_model.h LoadStep, then "hash"); `cancel` is
+    // checked between parts. The previous model is freed only once the new one is complete: a cancelled
+    // (Cancelled) or failed (dd::io::ModelFileError, std::invalid_argument) load leaves it loaded and usable —
+    // at the price of holding both while loading. `knownHash` spares hashing the file again.
+    using LoadProgress = std::function<void(const std::string& part, int done, int total)>;
+    LoadReport load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+                    const LoadProgress& progress = {}, const std::string& knownHash = {});
+    // The loaded model's source ("" when none).
+    std::string loadedModel() const;
+
+    // Live previews through TAESD at `taesdPath` ("" = the latent→RGB approximation). Loads it now, on the
+    // loaded model's device; throws dd::io::ModelFileError and keeps the previous choice.
+    void setPreviewDecoder(const std::string& taesdPath);
+    std::string previewDecoder() const;
+    // Previews computed since the engine was made (the observer's wantsPreview decides).
+    int64_t previewsBuilt() const;
+
     // Frees the loaded model, its cached conditioning and what the allocators keep (host heap, CUDA cache).
     // The next generate loads again.
     void releaseModel();
@@ -35,6 +65,7 @@ private:
                          const Image* initImage);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
+    std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
 };
