@@ -9,16 +9,21 @@
 #include "core/io/model_hash.h"
 #include "core/memory/determinism.h"
 #include "core/memory/memory_probe.h"
+#include "core/memory/offload.h"
+#include "core/memory/oom_retry.h"
+#include "core/memory/predictor.h"
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/sd_model.h"
+#include "core/resources.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -174,24 +179,112 @@ std::string modelHashOf(const std::string& source) {
 
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
 
-// Model offload: a network lives at home (the CPU) and visits the compute device while it is used.
-class Visit {
-public:
-    Visit(torch::nn::Module& net, torch::Device home, torch::Device compute, torch::ScalarType dtype, bool channelsLast)
-        : m_net(net), m_home(home), m_dtype(dtype), m_channelsLast(channelsLast), m_moved(home != compute) {
-        if (m_moved) placeNetwork(m_net, compute, dtype, channelsLast);
-    }
-    ~Visit() {
-        if (m_moved) placeNetwork(m_net, m_home, m_dtype, m_channelsLast);
-    }
-    Visit(const Visit&) = delete;
-    Visit& operator=(const Visit&) = delete;
+// Where each network's weights are kept (core/memory/offload): a NetworkOffload per offloaded network, the
+// ledger for all of them. The ledger is declared first so it outlives the offloads that write to it.
+struct Residency {
+    memory::ResidencyLedger ledger;
+    std::map<const torch::nn::Module*, std::unique_ptr<memory::NetworkOffload>> offloads;
+    std::string key;  // the plan's offload settings these were made for
 
-private:
-    torch::nn::Module& m_net;
-    torch::Device m_home;
-    torch::ScalarType m_dtype;
-    bool m_channelsLast, m_moved;
+    memory::NetworkOffload* of(const torch::nn::Module* net) const {
+        const auto it = offloads.find(net);
+        return it == offloads.end() ? nullptr : it->second.get();
+    }
+    void clear() {
+        offloads.clear();
+        ledger = {};
+        key.clear();
+    }
+};
+
+int64_t weightBytes(const torch::nn::Module& net) {
+    int64_t n = 0;
+    for (const auto& p : net.parameters()) n += p.numel() * int64_t(p.element_size());
+    return n;
+}
+
+// Offload means something only when the compute device is not the CPU (or a test asks for it there).
+std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
+    return std::string(offload ? memory::offloadName(plan.offload) : "none") + "/" + std::to_string(plan.groupBlocks) + "/" +
+           plan.fp8Storage;
+}
+
+// Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
+void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                    const std::string& computeLabel, const torch::nn::Module* only = nullptr) {
+    const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
+    auto attach = [&](torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
+        if (!net || (only && net != only)) return;
+        if (!offload && !(isUnet && fp8)) {
+            r.ledger.place(net, computeLabel, weightBytes(*net));
+            return;
+        }
+        memory::OffloadConfig c;
+        c.mode = offload ? plan.offload : memory::Offload::None;
+        c.groupBlocks = plan.groupBlocks;
+        c.home = offload ? torch::Device(torch::kCPU) : device;
+        c.compute = device;
+        c.computeDtype = dtype;
+        if (isUnet) c.fp8 = fp8;
+        c.channelsLast = channelsLast;
+        c.homeLabel = offload ? "cpu" : computeLabel;
+        c.computeLabel = computeLabel;
+        r.offloads[net] = std::make_unique<memory::NetworkOffload>(*net, c, r.ledger);
+    };
+    const Placement& p = m.placement;
+    attach(m.unet.get(), p.unet, p.channelsLast, true);
+    attach(m.vae.get(), p.vae, p.channelsLast, false);
+    for (auto* te : {&m.textEncoder, &m.textEncoder2}) {
+        if (!*te) continue;
+        attach(te->get(), p.textEncoder, false, false);
+        if (offload) (*te)->inputDevice = device;
+    }
+}
+
+// Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
+void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast) {
+    if (auto* o = r.of(&net)) o->setComputeDtype(dtype);
+    else placeNetwork(net, home, dtype, channelsLast);
+}
+
+const std::vector<memory::Preset>& shippedPresets() {
+    static const std::vector<memory::Preset> presets = memory::loadPresets((resourceDir() / "presets").string());
+    return presets;
+}
+
+// The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
+std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
+                               const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,
+                               torch::Device device) {
+    std::string msg = std::string("out of memory in ") + memory::stageName(stage) + " and nothing more frugal is left to try";
+    for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " (tried: ") + tried[i] + (i + 1 == tried.size() ? ")" : "");
+    try {
+        memory::PredictInput in;
+        in.width = s.width;
+        in.height = s.height;
+        in.batch = s.batchSize;
+        in.plan = plan;
+        in.cfg = s.cfgScale > 1.0;
+        in.cuda = device.is_cuda();
+        const auto p = memory::predict(memory::modelShapeOf(m), in);
+        const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
+        msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +
+               " of weights, " + memory::formatGb(e.activations) + " for " + e.peakAt + ")";
+        if (device.is_cuda()) {
+            const auto now = memory::sampleMemory(int(device.index()));
+            msg += "; the GPU has " + memory::formatGb(now.deviceFree) + " free of " + memory::formatGb(now.deviceTotal);
+        }
+    } catch (const std::exception&) {
+        // No prediction for this model: the message still says what was tried.
+    }
+    return msg + ". Lower the size or the batch size, or close programs that use the memory. (" +
+           error.substr(0, error.find('\n')) + ")";
+}
+
+// A run restarted with a lower preset after running out of memory (the networks must be placed again).
+struct RestartWith {
+    settings::GenerationSettings settings;
+    std::vector<std::string> warnings;
 };
 
 } // namespace
@@ -201,6 +294,7 @@ struct Engine::Loaded {
     Placement requested;     // what the plan asked for (model->placement: what was used)
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
+    Residency residency;
 };
 
 Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_log(std::move(log)) {}
@@ -208,16 +302,30 @@ Engine::~Engine() = default;
 
 GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                                   const Image* initImage) {
-    try {
-        return run(s, cancel, observer, initImage);
-    } catch (const c10::Error& e) {
-        // torch's own message without its C++ backtrace: what a person can act on.
-        throw std::runtime_error(e.what_without_backtrace());
+    m_stageAttempts.clear();
+    m_recoveries.clear();
+    settings::GenerationSettings current = s;
+    std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
+    for (;;) {
+        try {
+            auto r = run(current, cancel, observer, initImage);
+            r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
+            return r;
+        } catch (RestartWith& restart) {
+            current = std::move(restart.settings);
+            carried = std::move(restart.warnings);
+        } catch (const c10::Error& e) {
+            // torch's own message without its C++ backtrace: what a person can act on.
+            throw std::runtime_error(e.what_without_backtrace());
+        }
     }
 }
 
+const memory::ResidencyLedger& Engine::ledger() const { return m_loaded->residency.ledger; }
+
 void Engine::releaseModel() {
     if (!m_loaded->model) return;
+    m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -232,36 +340,80 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     memory::validate(s.plan);
     if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
     c10::InferenceMode inference;
-    const memory::MemoryPlan& plan = s.plan;
+    memory::MemoryPlan plan = s.plan;  // out-of-memory recovery may make it more frugal
     const torch::Device device = resolveDevice(plan.device);
     const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
     const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
     GenerationResult result;
     result.settings = s;
 
-    // Offload only means something when the compute device is not the CPU. Sequential and group offload
-    // (issue 6) are not built yet: they fall back to model offload, which keeps the same promise.
-    const bool offload = device.is_cuda() && plan.offload != memory::Offload::None;
-    if (offload && plan.offload != memory::Offload::Model)
-        result.warnings.push_back(std::string(memory::offloadName(plan.offload)) +
-                                  " offload is not available yet: used model offload instead");
+    // Offload only means something when the compute device is not the CPU (tests ask for it there, with the
+    // compute side labelled "compute" in the ledger).
+    const bool offload = (device.is_cuda() || m_hooks.offloadOnCpu) && plan.offload != memory::Offload::None;
+    const std::string computeLabel = device.is_cpu() && m_hooks.offloadOnCpu ? "compute" : device.str();
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
+    Residency& res = m_loaded->residency;
+    res.ledger.resetPeaks();
 
     // Determinism mode takes SDPA's math kernel: the same reduction order on every run and machine.
     nn::AttentionOptions attention = attentionOptionsFor(plan);
     if (s.deterministic) attention = {nn::AttentionBackend::SdpaMath};
 
+    // Out-of-memory recovery: a stage that runs out of memory is retried with the next more frugal setting
+    // (core/memory/oom_retry); a preset switch restarts the run, since the networks must be placed again.
+    memory::FrugalState frugal{plan, s.preset, false};
+    memory::RetryContext retry;  // the model's part is filled in once it is loaded
+    retry.computeIsCpu = device.is_cpu();
+    retry.batch = s.batchSize;
+    retry.presets = &shippedPresets();
+    auto attempt = [&](memory::Stage stage, auto&& body, auto&& applyPlan) {
+        const std::string name = memory::stageName(stage);
+        for (;;) {
+            std::string error;
+            try {
+                if (m_hooks.beforeStageAttempt) m_hooks.beforeStageAttempt(name, m_stageAttempts[name]++);
+                return body();
+            } catch (const c10::OutOfMemoryError& e) {
+                error = e.what_without_backtrace();
+            } catch (const std::bad_alloc&) {
+                error = "a host memory allocation failed";
+            }
+            memory::releaseFreedMemory();  // what the failed attempt held is gone with its stack
+            const auto next = memory::nextFallback(stage, frugal, retry);
+            if (!next) {
+                if (!m_loaded->model) throw std::runtime_error("out of memory while loading the model and no lower preset is left to try (" + error.substr(0, error.find('\n')) + ")");
+                throw std::runtime_error(outOfMemoryMessage(stage, error, m_recoveries, *m_loaded->model, s, plan, device));
+            }
+            m_recoveries.push_back(next->change);
+            result.warnings.push_back("out of memory in " + name + ": retried with " + next->change);
+            if (next->presetSwitch) {
+                auto restarted = s;
+                restarted.plan = next->state.plan;
+                restarted.preset = next->state.preset;
+                throw RestartWith{restarted, result.warnings};
+            }
+            frugal = next->state;
+            plan = frugal.plan;
+            applyPlan();
+        }
+    };
+    auto nothingToApply = [] {};
+
     meter.begin();
     auto t0 = Clock::now();
     const std::string wanted = s.model.empty() ? kDemoModel : s.model;
     const Placement want{home, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast, plan.channelsLast};
-    if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want)) {
+    const std::string placementKey = offloadKey(plan, offload) + "/" + computeLabel;
+    if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want) || res.key != placementKey) {
         const bool sameFile = m_loaded->model && m_loaded->model->source == wanted;
         std::string hash = sameFile ? m_loaded->hash : std::string();
         releaseModel();  // free the old model (host and device) before loading the next
-        m_loaded->model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want);
+        attempt(memory::Stage::Load, [&] { m_loaded->model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want); },
+                nothingToApply);
         m_loaded->requested = want;
         m_loaded->hash = sameFile || m_loaded->model->isDemo ? hash : modelHashOf(wanted);
+        attachOffloads(res, *m_loaded->model, plan, device, offload, computeLabel);
+        res.key = placementKey;
         // The networks' random initial weights were just replaced by the file's: give that heap back.
         memory::releaseFreedMemory();
         if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
@@ -281,7 +433,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     env.device = device.is_cuda() ? memory::sampleMemory(int(device.index())).deviceName : "CPU";
     if (env.device.empty() || env.device == "CPU") env.device = device.is_cuda() ? device.str() : "CPU";
     env.attention = attentionLabel(attention);
-    env.offload = offload ? "model" : "none";
+    env.offload = offload ? memory::offloadName(plan.offload) : "none";
+    if (!plan.fp8Storage.empty()) env.offload += ", unet fp8-" + plan.fp8Storage + " storage";
     env.threads = determinism.threads();
     env.deterministic = s.deterministic;
     auto precisionText = [&] {
@@ -295,6 +448,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (s.width % f || s.height % f)
         throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
     const bool cfg = s.cfgScale > 1.0;
+    retry.vaeSampleSize = int(m.vae->config().sampleSize);
+    retry.minTileSize = int(16 * f);
+    retry.maxHeads = int(*std::max_element(m.unet->config().heads.begin(), m.unet->config().heads.end()));
+
 
     // --- text encode (or the cache) ---
     meter.begin();
@@ -304,11 +461,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const text::CfgConditioning* prompts = m_loaded->conditioning.find(key);
     result.textEncodeCached = prompts != nullptr;
     if (!prompts) {
-        auto encodeOn = [&](torch::ScalarType dtype) {
+        auto encodeOn = [&] {
             // Offload: the encoders visit the compute device only on a cache miss.
-            std::optional<Visit> v1, v2;
-            if (m.textEncoder) v1.emplace(*m.textEncoder, home, device, dtype, false);
-            if (m.textEncoder2) v2.emplace(*m.textEncoder2, home, device, dtype, false);
+            const memory::NetworkUse use1(m.textEncoder ? res.of(m.textEncoder.get()) : nullptr),
+                use2(m.textEncoder2 ? res.of(m.textEncoder2.get()) : nullptr);
             ++m_textEncoderRuns;
             auto c = encodeText(m, s, cfg);
             for (auto* side : {&c.negative, &c.positive})
@@ -316,7 +472,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
                     if (t->defined()) *t = t->to(device);
             return c;
         };
-        auto c = encodeOn(placed.textEncoder);
+        auto c = attempt(memory::Stage::Encode, encodeOn, nothingToApply);
         const auto finite = [](const text::CfgConditioning& c) {
             return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
         };
@@ -324,10 +480,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(placed.textEncoder) +
                                       ": the prompt was encoded again in fp32");
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) placeNetwork(**te, home, torch::kFloat32, false);
-            c = encodeOn(torch::kFloat32);
+                if (*te) computeIn(res, **te, home, torch::kFloat32, false);
+            c = encodeOn();
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) placeNetwork(**te, home, placed.textEncoder, false);
+                if (*te) computeIn(res, **te, home, placed.textEncoder, false);
         }
         m_loaded->conditioning.insert(key, std::move(c));
         prompts = m_loaded->conditioning.find(key);
@@ -355,9 +511,9 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         int64_t begin = 0;
         torch::Tensor latents;
         if (initImage) {
-            const Visit onDevice(*m.vae, home, device, placed.vae, placed.channelsLast);
+            const memory::NetworkUse onDevice(res.of(m.vae.get()));
             const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae);
-            const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling});
+            const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling, plan.vaeTileSize});
             // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
             const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
             std::vector<torch::Tensor> encoded;
@@ -370,7 +526,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         } else {
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
-        const Visit onDevice(*m.unet, home, device, unetDtype, placed.channelsLast);
+        const memory::NetworkUse onDevice(res.of(m.unet.get()));
         result.timings.stepSeconds.clear();
         const auto& timesteps = scheduler->timesteps();
         const int64_t total = timesteps.size(0);
@@ -397,13 +553,18 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         }
         return latents;
     };
-    auto latents = denoise(placed.unet);
+    auto latents = attempt(memory::Stage::Denoise, [&] { return denoise(placed.unet); }, [&] {
+        attention = attentionOptionsFor(plan);
+        m.unet->setAttention(attention);
+        m.vae->setAttention(attention);
+        env.attention = attentionLabel(attention);
+    });
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {
         result.warnings.push_back(std::string("the UNet produced NaN/Inf in ") + dtypeName(placed.unet) +
                                   ": the denoising was run again in fp32");
-        placeNetwork(*m.unet, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *m.unet, home, torch::kFloat32, placed.channelsLast);
         latents = denoise(torch::kFloat32);
-        placeNetwork(*m.unet, home, placed.unet, placed.channelsLast);
+        computeIn(res, *m.unet, home, placed.unet, placed.channelsLast);
     }
     result.memory.denoise = meter.end("denoise");
 
@@ -411,23 +572,35 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     meter.begin();
     t0 = Clock::now();
     auto decode = [&](torch::ScalarType dtype) {
-        const Visit onDevice(*m.vae, home, device, dtype, placed.channelsLast);
         // Determinism mode decodes one image at a time whatever the plan says: CPU convolution kernels are
         // chosen per batch size, so a batched decode can differ from a sliced one in the last bit.
-        return m.vae->decodeLatents(toNet(latents, dtype), {plan.vaeSlicing || s.deterministic, plan.vaeTiling});
+        const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
+        if (!frugal.vaeOnCpu) {
+            const memory::NetworkUse onDevice(res.of(m.vae.get()));
+            return m.vae->decodeLatents(toNet(latents, dtype), run);
+        }
+        // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
+        res.offloads.erase(m.vae.get());  // gives the leaves their stored copies back
+        res.ledger.remove(m.vae.get());
+        placeNetwork(*m.vae, torch::kCPU, torch::kFloat32, false);
+        auto rgb = m.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
+        placeNetwork(*m.vae, home, placed.vae, placed.channelsLast);
+        attachOffloads(res, m, plan, device, offload, computeLabel, m.vae.get());
+        return rgb;
     };
-    auto rgb = decode(placed.vae);
+    auto rgb = attempt(memory::Stage::Decode, [&] { return decode(placed.vae); }, nothingToApply);
     if (placed.vae != torch::kFloat32 && !allFinite(rgb)) {
         result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(placed.vae) +
                                   ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
-        placeNetwork(*m.vae, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *m.vae, home, torch::kFloat32, placed.channelsLast);
         rgb = decode(torch::kFloat32);
-        placeNetwork(*m.vae, home, placed.vae, placed.channelsLast);
+        computeIn(res, *m.vae, home, placed.vae, placed.channelsLast);
     }
     result.images = toImages(rgb);
     result.timings.decodeSeconds = secondsSince(t0);
     result.memory.decode = meter.end("decode");
     env.precision = precisionText();
+    result.settings.plan = plan;  // what made the images, after any out-of-memory fallback
     return result;
 }
 
