@@ -313,7 +313,7 @@ GenerationResult Engine::generate(const settings::GenerationSettings& s, const C
             return r;
         } catch (RestartWith& restart) {
             current = std::move(restart.settings);
-            carried = std::move(restart.warnings);
+            carried.insert(carried.end(), restart.warnings.begin(), restart.warnings.end());
         } catch (const c10::Error& e) {
             // torch's own message without its C++ backtrace: what a person can act on.
             throw std::runtime_error(e.what_without_backtrace());
@@ -365,7 +365,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     memory::RetryContext retry;  // the model's part is filled in once it is loaded
     retry.computeIsCpu = device.is_cpu();
     retry.batch = s.batchSize;
-    retry.presets = &shippedPresets();
+    retry.presets = m_hooks.presets ? m_hooks.presets : &shippedPresets();
     auto attempt = [&](memory::Stage stage, auto&& body, auto&& applyPlan) {
         const std::string name = memory::stageName(stage);
         for (;;) {

@@ -22,6 +22,8 @@ struct EngineTestHooks {
     // Called before every attempt of a stage ("text encode", "denoise", "VAE decode"; attempts count from 0
     // per generate call); it may throw c10::OutOfMemoryError or std::bad_alloc, as a real allocation would.
     std::function<void(const std::string& stage, int attempt)> beforeStageAttempt;
+    // The presets the out-of-memory recovery steps down through (null: the shipped ones).
+    const std::vector<memory::Preset>* presets = nullptr;
 };
 
 class Engine {

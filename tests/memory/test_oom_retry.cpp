@@ -38,6 +38,22 @@ std::vector<memory::Preset> presets() {
     return v;
 }
 
+// Two rows the CPU runs quickly (bf16): the engine's recovery steps down through them in the tests.
+std::vector<memory::Preset> cpuPresets() {
+    memory::Preset big, small;
+    big.name = big.strategy = "big";
+    big.budgetBytes = int64_t(12) << 30;
+    big.plan.unet = memory::Precision::BF16;
+    big.plan.attention = Attention::SdpaMath;
+    small.name = small.strategy = "small";
+    small.budgetBytes = int64_t(4) << 30;
+    small.plan.unet = memory::Precision::BF16;
+    small.plan.attention = Attention::Sliced;
+    small.plan.offload = memory::Offload::Model;
+    small.plan.vaeTiling = true;
+    return {small, big};
+}
+
 // Every rung of a stage's ladder, from `start`.
 std::vector<std::string> ladder(Stage stage, memory::FrugalState state, const memory::RetryContext& ctx) {
     std::vector<std::string> steps;
@@ -49,7 +65,7 @@ std::vector<std::string> ladder(Stage stage, memory::FrugalState state, const me
     return steps;
 }
 
-settings::GenerationSettings base() {
+settings::GenerationSettings base(int size = 64) {
     settings::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a lighthouse at dusk";
@@ -57,7 +73,7 @@ settings::GenerationSettings base() {
     s.seed = 5;
     s.steps = 2;
     s.sampler = "DPM++ 2M";
-    s.width = s.height = 128;  // the demo VAE's tile is 64 px: tiling really tiles
+    s.width = s.height = size;  // the decode tests take 128: the demo VAE's tile is 64 px, so tiling really tiles
     s.plan.device = "cpu";
     return s;
 }
@@ -143,19 +159,19 @@ private slots:
         pipeline::Engine direct, recovering;
         // Attempt 0 fails: tiled (the VAE's 64-px tiles).
         recovering.setTestHooks(failAt("VAE decode", {0}));
-        const auto r = generate(recovering, base());
+        const auto r = generate(recovering, base(128));
         QVERIFY(mentions(r.warnings, "out of memory in VAE decode: retried with VAE tiling on"));
         QVERIFY(r.settings.plan.vaeTiling);
-        auto s = base();
+        auto s = base(128);
         s.plan.vaeTiling = true;
         const auto d = generate(direct, s);
         QVERIFY(r.images.at(0).rgb == d.images.at(0).rgb);
-        const auto untiled = generate(direct, base());
+        const auto untiled = generate(direct, base(128));
         QVERIFY(untiled.images.at(0).rgb != d.images.at(0).rgb);  // the fallback really changed the decode
 
         // Attempts 0 and 1 fail (bad_alloc, as a failed host allocation): 32-px tiles.
         recovering.setTestHooks(failAt("VAE decode", {0, 1}, true));
-        const auto r2 = generate(recovering, base());
+        const auto r2 = generate(recovering, base(128));
         QVERIFY(mentions(r2.warnings, "retried with 32-px VAE tiles"));
         QCOMPARE(r2.settings.plan.vaeTileSize, 32);
         s.plan.vaeTileSize = 32;
@@ -166,7 +182,7 @@ private slots:
         pipeline::Engine engine;
         engine.setTestHooks(failAt("VAE decode", {0, 1, 2, 3, 4}));
         try {
-            generate(engine, base());
+            generate(engine, base(128));
             QFAIL("expected an out-of-memory error");
         } catch (const std::runtime_error& e) {
             const std::string m = e.what();
@@ -177,7 +193,7 @@ private slots:
         }
         // The engine still works afterwards.
         engine.setTestHooks({});
-        QCOMPARE(generate(engine, base()).images.size(), size_t(1));
+        QCOMPARE(generate(engine, base(128)).images.size(), size_t(1));
     }
 
     void denoiseRetriesSlicedAttention() {
@@ -199,31 +215,52 @@ private slots:
     }
 
     void thenTheNextLowerPreset() {
-        // Slices exhausted (auto = 4 heads, 2, 1): the fourth failure switches to the largest shipped preset,
-        // which restarts the run with that preset's plan (on this run's device).
+        // Slices exhausted (auto = 4 heads, 2, 1): the fourth failure switches to the largest preset, which
+        // restarts the run with that preset's plan on this run's device. (The shipped rows are fp16, which
+        // the CPU runs a hundred times slower: these rows are bf16.)
+        const auto rows = cpuPresets();
         pipeline::Engine direct, recovering;
-        recovering.setTestHooks(failAt("denoise", {0, 1, 2, 3}));
+        auto hooks = failAt("denoise", {0, 1, 2, 3});
+        hooks.presets = &rows;
+        recovering.setTestHooks(hooks);
         const auto r = generate(recovering, base());
         QVERIFY(mentions(r.warnings, "retried with sliced attention (1 head per slice)"));
-        QVERIFY(mentions(r.warnings, "out of memory in denoise: retried with preset 24gb"));
-        QCOMPARE(r.settings.preset, std::string("24gb"));
+        QVERIFY(mentions(r.warnings, "out of memory in denoise: retried with preset big"));
+        QCOMPARE(r.settings.preset, std::string("big"));
         QCOMPARE(r.settings.plan.device, std::string("cpu"));
+        QCOMPARE(r.settings.plan.unet, memory::Precision::BF16);  // the row's plan, not ours
         auto s = base();
         s.plan = r.settings.plan;
-        s.preset = "24gb";
-        QVERIFY(s.plan.unet == memory::Precision::FP16);  // the row's plan, not ours
+        s.preset = "big";
         QVERIFY(r.images.at(0).rgb == generate(direct, s).images.at(0).rgb);
     }
 
-    void encodeFallsBackToALowerPreset() {
+    void encodeStepsDownThroughThePresets() {
+        // Two failures: "big", then "small" (model offload, run on the CPU through the test hook).
+        const auto rows = cpuPresets();
         pipeline::Engine direct, recovering;
-        recovering.setTestHooks(failAt("text encode", {0}));
+        auto hooks = failAt("text encode", {0, 1});
+        hooks.presets = &rows;
+        hooks.offloadOnCpu = true;
+        recovering.setTestHooks(hooks);
         const auto r = generate(recovering, base());
-        QVERIFY(mentions(r.warnings, "out of memory in text encode: retried with preset 24gb"));
+        QVERIFY(mentions(r.warnings, "out of memory in text encode: retried with preset big"));
+        QVERIFY(mentions(r.warnings, "out of memory in text encode: retried with preset small"));
+        QCOMPARE(r.settings.preset, std::string("small"));
+        QCOMPARE(r.environment.offload, std::string("model"));
         auto s = base();
         s.plan = r.settings.plan;
-        s.preset = r.settings.preset;
+        s.preset = "small";
         QVERIFY(r.images.at(0).rgb == generate(direct, s).images.at(0).rgb);
+        // A third failure: nothing is below "small".
+        hooks.beforeStageAttempt = failAt("text encode", {0, 1, 2}).beforeStageAttempt;
+        recovering.setTestHooks(hooks);
+        try {
+            generate(recovering, base());
+            QFAIL("expected an out-of-memory error");
+        } catch (const std::runtime_error& e) {
+            QVERIFY2(std::string(e.what()).find("(tried: preset big (big), preset small (small))") != std::string::npos, e.what());
+        }
     }
 };
 
