@@ -215,17 +215,24 @@ void NetworkOffload::onload(int g, bool prefetch) {
     std::optional<c10::StreamGuard> onSide;
     if (m_streams && prefetch && copy) onSide.emplace(c10::Stream(m_streams->side));
 #endif
-    for (size_t i : group.leaves) {
-        auto& l = m_leaves[i];
-        l.onDevice.clear();
-        for (const auto& s : l.stored) {
-            auto t = copy ? s.to(m_config.compute, l.storageDtype, /*non_blocking=*/s.is_pinned(), /*copy=*/true) : s;
-            if (m_config.channelsLast && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
-            l.onDevice.push_back(t);
+    try {
+        for (size_t i : group.leaves) {
+            auto& l = m_leaves[i];
+            l.onDevice.clear();
+            for (const auto& s : l.stored) {
+                auto t = copy ? s.to(m_config.compute, l.storageDtype, /*non_blocking=*/s.is_pinned(), /*copy=*/true) : s;
+                if (m_config.channelsLast && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+                l.onDevice.push_back(t);
+            }
+            if (copy) m_ledger.place(&l.onDevice, m_config.computeLabel, l.storedBytes);
+            // A leaf that computes in its storage dtype uses the device copy directly.
+            if (!castsPerUse(l)) materialise(l);
         }
-        if (copy) m_ledger.place(&l.onDevice, m_config.computeLabel, l.storedBytes);
-        // A leaf that computes in its storage dtype uses the device copy directly.
-        if (!castsPerUse(l)) materialise(l);
+    } catch (...) {
+        // Out of memory halfway: give back what was copied, so the retry starts from a clean state.
+        group.onDevice = true;
+        offload(g);
+        throw;
     }
 #ifdef DD_OFFLOAD_CUDA
     if (onSide) {
