@@ -49,7 +49,7 @@ cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DDD_BUILD_GUI=OFF -DCMAKE_BU
 say "building with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target diffusiondesk-cli dd_gpu_preset_run >"$BUILD_DIR.build.log" 2>&1 ||
     { tail -40 "$BUILD_DIR.build.log"; die "build failed (log: $BUILD_DIR.build.log)"; }
-RUNNER="$BUILD_DIR/bench/dd_gpu_preset_run"
+RUNNER="$BUILD_DIR/bin/dd_gpu_preset_run"
 [[ -x "$RUNNER" ]] || die "the build did not produce $RUNNER"
 
 # 3. Full-size random-weight models (seeded; written once, reused on the next run).
