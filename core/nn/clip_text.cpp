@@ -13,8 +13,8 @@
 namespace dd::nn {
 namespace {
 
-torch::nn::Linear linear(int64_t in, int64_t out, bool bias = true) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+Linear linear(int64_t in, int64_t out, bool bias = true) {
+    return Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
 } // namespace
@@ -63,7 +63,7 @@ torch::Tensor ClipMlpImpl::forward(const torch::Tensor& x) {
 
 // ---------------------------------------------------------------- CLIPEncoderLayer
 ClipEncoderLayerImpl::ClipEncoderLayerImpl(const ClipTextConfig& c) {
-    auto ln = [&] { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)); };
+    auto ln = [&] { return LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)); };
     self_attn = register_module("self_attn", ClipAttention(c.hiddenSize, c.numAttentionHeads));
     layer_norm1 = register_module("layer_norm1", ln());
     mlp = register_module("mlp", ClipMlp(c.hiddenSize, c.intermediateSize, c.hiddenAct));
@@ -77,15 +77,17 @@ torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x) {
 
 // ---------------------------------------------------------------- CLIPTextEmbeddings / encoder / body
 ClipTextEmbeddingsImpl::ClipTextEmbeddingsImpl(const ClipTextConfig& c) {
-    token_embedding = register_module("token_embedding", torch::nn::Embedding(c.vocabSize, c.hiddenSize));
-    position_embedding = register_module("position_embedding", torch::nn::Embedding(c.maxPositionEmbeddings, c.hiddenSize));
+    token_embedding = register_module("token_embedding", Embedding(c.vocabSize, c.hiddenSize));
+    position_embedding = register_module("position_embedding", Embedding(c.maxPositionEmbeddings, c.hiddenSize));
 }
 
 torch::Tensor ClipTextEmbeddingsImpl::forward(const torch::Tensor& ids) {
     const int64_t t = ids.size(-1), maxT = position_embedding->weight.size(0);
     if (t > maxT)
         throw std::invalid_argument("CLIP text encoder: " + std::to_string(t) + " tokens, at most " + std::to_string(maxT));
-    return token_embedding(ids) + position_embedding->weight.narrow(0, 0, t).unsqueeze(0);
+    // Through the layer's forward (not its weight), so an offloaded or fp8-stored table is materialised.
+    const auto positions = torch::arange(t, ids.options().dtype(torch::kLong)).unsqueeze(0);
+    return token_embedding(ids) + position_embedding(positions);
 }
 
 ClipEncoderImpl::ClipEncoderImpl(const ClipTextConfig& c) {
@@ -97,7 +99,7 @@ ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& c) {
     embeddings = register_module("embeddings", ClipTextEmbeddings(c));
     encoder = register_module("encoder", ClipEncoder(c));
     final_layer_norm = register_module(
-        "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)));
+        "final_layer_norm", LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)));
 }
 
 // ---------------------------------------------------------------- CLIPTextModel(WithProjection)
@@ -107,7 +109,9 @@ ClipTextModelImpl::ClipTextModelImpl(const ClipTextConfig& c) : m_config(c) {
 }
 
 torch::Dtype ClipTextModelImpl::dtype() const { return text_model->final_layer_norm->weight.scalar_type(); }
-torch::Device ClipTextModelImpl::device() const { return text_model->final_layer_norm->weight.device(); }
+torch::Device ClipTextModelImpl::device() const {
+    return inputDevice ? *inputDevice : text_model->final_layer_norm->weight.device();
+}
 
 // Ref: CLIPTextModel.forward, the two pooled_output branches.
 torch::Tensor ClipTextModelImpl::poolingIndex(const torch::Tensor& ids) const {

@@ -12,6 +12,7 @@
 // "text_projection.weight"). Computation runs in the weights' dtype; pass ids on the weights' device.
 // A module is not thread-safe while it runs; keep it on the engine thread.
 #include "core/io/safetensors.h"
+#include "core/nn/layers.h"
 
 #include "core/nn/clip_text_config.h"
 
@@ -23,6 +24,7 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,7 @@ struct ClipAttentionImpl : torch::nn::Module {
     ClipAttentionImpl(int64_t width, int64_t heads);
     torch::Tensor forward(const torch::Tensor& x);
     int64_t numHeads;
-    torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+    Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
 };
 TORCH_MODULE(ClipAttention);
 
@@ -53,7 +55,7 @@ struct ClipMlpImpl : torch::nn::Module {
     ClipMlpImpl(int64_t width, int64_t intermediate, ClipActivation act);
     torch::Tensor forward(const torch::Tensor& x);
     ClipActivation activation;
-    torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+    Linear fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(ClipMlp);
 
@@ -62,7 +64,7 @@ struct ClipEncoderLayerImpl : torch::nn::Module {
     explicit ClipEncoderLayerImpl(const ClipTextConfig& c);
     torch::Tensor forward(const torch::Tensor& x);
     ClipAttention self_attn{nullptr};
-    torch::nn::LayerNorm layer_norm1{nullptr}, layer_norm2{nullptr};
+    LayerNorm layer_norm1{nullptr}, layer_norm2{nullptr};
     ClipMlp mlp{nullptr};
 };
 TORCH_MODULE(ClipEncoderLayer);
@@ -71,7 +73,7 @@ TORCH_MODULE(ClipEncoderLayer);
 struct ClipTextEmbeddingsImpl : torch::nn::Module {
     explicit ClipTextEmbeddingsImpl(const ClipTextConfig& c);
     torch::Tensor forward(const torch::Tensor& ids);
-    torch::nn::Embedding token_embedding{nullptr}, position_embedding{nullptr};
+    Embedding token_embedding{nullptr}, position_embedding{nullptr};
 };
 TORCH_MODULE(ClipTextEmbeddings);
 
@@ -87,7 +89,7 @@ struct ClipTextTransformerImpl : torch::nn::Module {
     explicit ClipTextTransformerImpl(const ClipTextConfig& c);
     ClipTextEmbeddings embeddings{nullptr};
     ClipEncoder encoder{nullptr};
-    torch::nn::LayerNorm final_layer_norm{nullptr};
+    LayerNorm final_layer_norm{nullptr};
 };
 TORCH_MODULE(ClipTextTransformer);
 
@@ -101,10 +103,12 @@ struct ClipTextModelImpl : torch::nn::Module {
     torch::Tensor finalLayerNorm(const torch::Tensor& x) { return text_model->final_layer_norm(x); }
     const ClipTextConfig& config() const { return m_config; }
     torch::Dtype dtype() const;
-    torch::Device device() const;
+    torch::Device device() const;  // where inputs go: inputDevice, else where the weights are
+    // Set while offloading keeps the weights elsewhere between forwards (core/memory/offload).
+    std::optional<torch::Device> inputDevice;
 
     ClipTextTransformer text_model{nullptr};
-    torch::nn::Linear text_projection{nullptr};  // only when config.projectionDim > 0
+    Linear text_projection{nullptr};  // only when config.projectionDim > 0
 
 private:
     torch::Tensor poolingIndex(const torch::Tensor& ids) const;

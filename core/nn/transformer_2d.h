@@ -13,7 +13,7 @@ struct GegluImpl : torch::nn::Module {
     GegluImpl(int64_t dimIn, int64_t dimOut);
     torch::Tensor forward(const torch::Tensor& x);
 
-    torch::nn::Linear proj{nullptr};
+    Linear proj{nullptr};
 };
 TORCH_MODULE(Geglu);
 
@@ -24,7 +24,7 @@ struct FeedForwardImpl : torch::nn::Module {
 
     torch::nn::ModuleList net{nullptr};
     Geglu geglu{nullptr};             // net.0
-    torch::nn::Linear out{nullptr};   // net.2
+    Linear out{nullptr};   // net.2
 };
 TORCH_MODULE(FeedForward);
 
@@ -34,7 +34,7 @@ struct BasicTransformerBlockImpl : torch::nn::Module {
                               bool upcastAttention);
     torch::Tensor forward(torch::Tensor x, const torch::Tensor& context);
 
-    torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
+    LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
     Attention attn1{nullptr}, attn2{nullptr};
     FeedForward ff{nullptr};
 };
@@ -55,9 +55,9 @@ struct Transformer2DModelImpl : torch::nn::Module {
     explicit Transformer2DModelImpl(const Transformer2DConfig& config);
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
 
-    torch::nn::GroupNorm norm{nullptr};
-    torch::nn::Conv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};
-    torch::nn::Linear proj_in_linear{nullptr}, proj_out_linear{nullptr};
+    GroupNorm norm{nullptr};
+    Conv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};
+    Linear proj_in_linear{nullptr}, proj_out_linear{nullptr};
     torch::nn::ModuleList transformer_blocks{nullptr};
     Transformer2DConfig config;
 };

@@ -15,12 +15,12 @@ namespace {
 
 constexpr double kEps = 1e-6;  // every VAE GroupNorm
 
-torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
-    return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
+Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
+    return Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
 }
 
-torch::nn::GroupNorm groupNorm(int64_t groups, int64_t channels) {
-    return torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(kEps));
+GroupNorm groupNorm(int64_t groups, int64_t channels) {
+    return GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(kEps));
 }
 
 // DownEncoderBlock2D / UpDecoderBlock2D: resnets without time embedding, then the optional resampler.
@@ -128,15 +128,17 @@ AutoencoderKLImpl::AutoencoderKLImpl(const VaeConfig& c, AttentionOptions attent
     setAttention(attention);
 }
 
-torch::Tensor AutoencoderKLImpl::encodeOne(const torch::Tensor& x, bool tiled) {
-    if (tiled && (x.size(2) > m_config.sampleSize || x.size(3) > m_config.sampleSize)) return tiledEncode(x);
+torch::Tensor AutoencoderKLImpl::encodeOne(const torch::Tensor& x, const VaeRunOptions& run) {
+    const int64_t tile = run.tileSize > 0 ? run.tileSize : m_config.sampleSize;
+    if (run.tiled && (x.size(2) > tile || x.size(3) > tile)) return tiledEncode(x, tile);
     auto h = encoder(x);
     return quant_conv ? quant_conv(h) : h;
 }
 
-torch::Tensor AutoencoderKLImpl::decodeOne(const torch::Tensor& z, bool tiled) {
-    const int64_t tile = m_config.sampleSize / m_config.scaleFactor();
-    if (tiled && (z.size(2) > tile || z.size(3) > tile)) return tiledDecode(z);
+torch::Tensor AutoencoderKLImpl::decodeOne(const torch::Tensor& z, const VaeRunOptions& run) {
+    const int64_t sampleTile = run.tileSize > 0 ? run.tileSize : m_config.sampleSize;
+    const int64_t tile = sampleTile / m_config.scaleFactor();
+    if (run.tiled && (z.size(2) > tile || z.size(3) > tile)) return tiledDecode(z, sampleTile);
     return decoder(post_quant_conv ? post_quant_conv(z) : z);
 }
 
@@ -144,19 +146,19 @@ LatentDist AutoencoderKLImpl::encode(const torch::Tensor& image, VaeRunOptions r
     torch::Tensor moments;
     if (run.sliced && image.size(0) > 1) {
         std::vector<torch::Tensor> parts;
-        for (const auto& one : image.split(1)) parts.push_back(encodeOne(one, run.tiled));
+        for (const auto& one : image.split(1)) parts.push_back(encodeOne(one, run));
         moments = torch::cat(parts);
     } else {
-        moments = encodeOne(image, run.tiled);
+        moments = encodeOne(image, run);
     }
     auto halves = moments.chunk(2, 1);
     return LatentDist{halves[0], torch::clamp(halves[1], -30.0, 20.0)};
 }
 
 torch::Tensor AutoencoderKLImpl::decode(const torch::Tensor& z, VaeRunOptions run) {
-    if (!(run.sliced && z.size(0) > 1)) return decodeOne(z, run.tiled);
+    if (!(run.sliced && z.size(0) > 1)) return decodeOne(z, run);
     std::vector<torch::Tensor> parts;
-    for (const auto& one : z.split(1)) parts.push_back(decodeOne(one, run.tiled));
+    for (const auto& one : z.split(1)) parts.push_back(decodeOne(one, run));
     return torch::cat(parts);
 }
 

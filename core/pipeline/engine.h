@@ -3,11 +3,14 @@
 // the text conditioning of recent prompts for it (a run that changes only seed, steps, CFG, sampler or size
 // does not run the text encoders).
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
+#include "core/memory/ledger.h"
 #include "core/pipeline/generation.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dd::pipeline {
 
@@ -21,6 +24,18 @@ struct LoadReport {
     std::string hash;         // A1111 short hash ("" for folders and the demo)
     double seconds = 0;
     bool alreadyLoaded = false;  // nothing to do: that model was loaded with that placement
+};
+
+// Test hooks (tests/memory): prove offloading and out-of-memory recovery on a machine without a GPU.
+struct EngineTestHooks {
+    // Offload on the CPU too, with the compute side labelled "compute" in the ledger, so residency there can
+    // be told apart from the home copies (normally offload means nothing on the CPU and is skipped).
+    bool offloadOnCpu = false;
+    // Called before every attempt of a stage ("text encode", "denoise", "VAE decode"; attempts count from 0
+    // per generate call); it may throw c10::OutOfMemoryError or std::bad_alloc, as a real allocation would.
+    std::function<void(const std::string& stage, int attempt)> beforeStageAttempt;
+    // The presets the out-of-memory recovery steps down through (null: the shipped ones).
+    const std::vector<memory::Preset>* presets = nullptr;
 };
 
 class Engine {
@@ -59,6 +74,10 @@ public:
     void releaseModel();
     // Prompt encodings actually computed (cache misses) since the engine was made.
     int64_t textEncoderRuns() const;
+    // Bytes of weights resident per device (labels "cpu", "cuda:0"; "compute" under offloadOnCpu), updated at
+    // every placement; its peaks restart at each generate.
+    const memory::ResidencyLedger& ledger() const;
+    void setTestHooks(EngineTestHooks hooks) { m_hooks = std::move(hooks); }
 
 private:
     GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
@@ -68,6 +87,9 @@ private:
     std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
+    EngineTestHooks m_hooks;
+    std::map<std::string, int> m_stageAttempts;  // per generate call
+    std::vector<std::string> m_recoveries;       // out-of-memory fallbacks taken in this generate call
 };
 
 // The model name the app opens when the user has not chosen one.
