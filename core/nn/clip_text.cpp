@@ -28,8 +28,8 @@ int64_t positive(const nlohmann::json& j, const char* key, int64_t fallback) {
     return v;
 }
 
-torch::nn::Linear linear(int64_t in, int64_t out, bool bias = true) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+LoraLinear linear(int64_t in, int64_t out, bool bias = true) {
+    return LoraLinear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
 } // namespace

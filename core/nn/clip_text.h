@@ -12,8 +12,10 @@
 // "text_projection.weight"). Computation runs in the weights' dtype; pass ids on the weights' device.
 // A module is not thread-safe while it runs; keep it on the engine thread.
 #include "core/io/safetensors.h"
+#include "core/nn/lora_layers.h"
 
 #include <nlohmann/json_fwd.hpp>
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
@@ -70,7 +72,7 @@ struct ClipAttentionImpl : torch::nn::Module {
     ClipAttentionImpl(int64_t width, int64_t heads);
     torch::Tensor forward(const torch::Tensor& x);
     int64_t numHeads;
-    torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+    LoraLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
 };
 TORCH_MODULE(ClipAttention);
 
@@ -79,7 +81,7 @@ struct ClipMlpImpl : torch::nn::Module {
     ClipMlpImpl(int64_t width, int64_t intermediate, ClipActivation act);
     torch::Tensor forward(const torch::Tensor& x);
     ClipActivation activation;
-    torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+    LoraLinear fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(ClipMlp);
 
@@ -130,7 +132,7 @@ struct ClipTextModelImpl : torch::nn::Module {
     torch::Device device() const;
 
     ClipTextTransformer text_model{nullptr};
-    torch::nn::Linear text_projection{nullptr};  // only when config.projectionDim > 0
+    LoraLinear text_projection{nullptr};  // only when config.projectionDim > 0
 
 private:
     torch::Tensor poolingIndex(const torch::Tensor& ids) const;
