@@ -12,10 +12,12 @@
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
+#include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
+#include "core/text/prompt_parser.h"
 
 #include <torch/torch.h>
 
@@ -201,6 +203,7 @@ struct Engine::Loaded {
     Placement requested;     // what the plan asked for (model->placement: what was used)
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
+    LoraStack loras;         // what LoRAs the networks carry now
 };
 
 Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_log(std::move(log)) {}
@@ -218,6 +221,7 @@ GenerationResult Engine::generate(const settings::GenerationSettings& s, const C
 
 void Engine::releaseModel() {
     if (!m_loaded->model) return;
+    m_loaded->loras.clear();  // while the networks still exist
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -225,6 +229,10 @@ void Engine::releaseModel() {
 }
 
 int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
+
+void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
+
+int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
 GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                              const Image* initImage) {
@@ -270,6 +278,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const Placement& placed = m.placement;
     m.unet->setAttention(attention);
     m.vae->setAttention(attention);
+    // LoRAs (core/pipeline/lora_stack): applied or swapped here, the model itself stays loaded.
+    result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings);
     result.modelName = m.displayName;
     result.modelHash = m_loaded->hash;
     result.timings.loadSeconds = secondsSince(t0);
@@ -299,7 +309,12 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // --- text encode (or the cache) ---
     meter.begin();
     t0 = Clock::now();
-    ConditioningKey key{wanted, s.prompt, cfg ? std::optional<std::string>(s.negativePrompt) : std::nullopt, s.clipSkip,
+    // A1111 cuts <lora:…> tags out of the text before encoding it.
+    settings::GenerationSettings textSettings = s;
+    textSettings.prompt = text::extractExtraNetworks(s.prompt).prompt;
+    textSettings.negativePrompt = text::extractExtraNetworks(s.negativePrompt).prompt;
+    ConditioningKey key{wanted + "\n" + m_loaded->loras.signature(), textSettings.prompt,
+                        cfg ? std::optional<std::string>(textSettings.negativePrompt) : std::nullopt, s.clipSkip,
                         s.promptSyntax, s.emphasis, int(placed.textEncoder)};
     const text::CfgConditioning* prompts = m_loaded->conditioning.find(key);
     result.textEncodeCached = prompts != nullptr;
@@ -310,7 +325,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             if (m.textEncoder) v1.emplace(*m.textEncoder, home, device, dtype, false);
             if (m.textEncoder2) v2.emplace(*m.textEncoder2, home, device, dtype, false);
             ++m_textEncoderRuns;
-            auto c = encodeText(m, s, cfg);
+            auto c = encodeText(m, textSettings, cfg);
             for (auto* side : {&c.negative, &c.positive})
                 for (auto* t : {&side->embeds, &side->pooled})
                     if (t->defined()) *t = t->to(device);

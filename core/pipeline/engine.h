@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dd::pipeline {
 
@@ -29,6 +30,10 @@ public:
     void releaseModel();
     // Prompt encodings actually computed (cache misses) since the engine was made.
     int64_t textEncoderRuns() const;
+    // Folders where <lora:name> and GenerationSettings::loras names are looked up (docs/lora.md).
+    void setLoraFolders(std::vector<std::string> folders);
+    // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
+    int64_t loraBytes() const;
 
 private:
     GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
@@ -37,6 +42,7 @@ private:
     std::unique_ptr<Loaded> m_loaded;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
+    std::vector<std::string> m_loraFolders;
 };
 
 // The model name the app opens when the user has not chosen one.
