@@ -46,6 +46,17 @@ UNET_TARGETS = ["to_q", "to_k", "to_v", "to_out.0", "proj_in", "proj_out", "ff.n
 TE_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2"]
 
 
+def pipeline_dir(name):
+    """The tiny end-to-end pipeline of fixtures_pipeline.py (seeded: the same weights whoever builds it first;
+    make_fixtures.py runs the scripts in name order, so on a clean clone this one comes first)."""
+    d = PIPES / name
+    if not (d / "model_index.json").exists():
+        import fixtures_pipeline
+        build = {"tiny-sd1-e2e": fixtures_pipeline.sd1, "tiny-sdxl-e2e": fixtures_pipeline.sdxl}[name]
+        build().save_pretrained(d, safe_serialization=True)
+    return d
+
+
 def randomize(state, seed, scale=0.3):
     g = torch.Generator().manual_seed(seed)
     return {k: (torch.randn(v.shape, generator=g) * scale).to(v.dtype) for k, v in sorted(state.items())}
@@ -53,7 +64,7 @@ def randomize(state, seed, scale=0.3):
 
 def peft_file(path):
     """A PEFT LoRA as diffusers' training scripts save it, with random A and B."""
-    pipe = StableDiffusionPipeline.from_pretrained(PIPES / "tiny-sd1-e2e")
+    pipe = StableDiffusionPipeline.from_pretrained(pipeline_dir("tiny-sd1-e2e"))
     ucfg = LoraConfig(r=RANK, lora_alpha=8, target_modules=UNET_TARGETS, init_lora_weights=False)
     tcfg = LoraConfig(r=RANK, lora_alpha=2, target_modules=TE_TARGETS, init_lora_weights=False)
     pipe.unet.add_adapter(ucfg)
@@ -139,7 +150,7 @@ def kohya_sd1_file(path, pipe):
 
 
 def references(pipe_cls, model, lora, xl):
-    pipe = pipe_cls.from_pretrained(PIPES / model)
+    pipe = pipe_cls.from_pretrained(pipeline_dir(model))
     pipe.set_progress_bar_config(disable=True)
     cls, opts = SCHEDULERS[CASE["sampler"]]
     pipe.scheduler = cls.from_config(pipe.scheduler.config, **opts)
@@ -192,9 +203,9 @@ def addnet_hash(path):
 def main():
     DIR.mkdir(parents=True, exist_ok=True)
     peft_file(DIR / "peft_sd1.safetensors")
-    sd1 = StableDiffusionPipeline.from_pretrained(PIPES / "tiny-sd1-e2e")
+    sd1 = StableDiffusionPipeline.from_pretrained(pipeline_dir("tiny-sd1-e2e"))
     kohya_sd1_file(DIR / "kohya_sd1.safetensors", sd1)
-    sdxl = StableDiffusionXLPipeline.from_pretrained(PIPES / "tiny-sdxl-e2e")
+    sdxl = StableDiffusionXLPipeline.from_pretrained(pipeline_dir("tiny-sdxl-e2e"))
     kohya_sdxl_file(DIR / "kohya_sdxl.safetensors", sdxl)
     cases = []
     for lora, model, cls, xl in [("peft_sd1", "tiny-sd1-e2e", StableDiffusionPipeline, False),
