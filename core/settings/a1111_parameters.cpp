@@ -416,11 +416,16 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         try {
             for (const auto& tag : text::extractExtraNetworks(info.settings.prompt).loras) {
                 LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
-                if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second;
+                if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second, hashes.erase(h);
                 info.settings.loras.push_back(l);
             }
         } catch (const text::PromptError& e) {
             info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what());
+        }
+        // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
+        for (const auto& [name, hash] : hashes) {
+            info.settings.loras.push_back({name, 1.0, 1.0, hash, false});
+            info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
         }
         found(info, "loras");
     }

@@ -6,6 +6,7 @@
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/safetensors.h"
+#include "core/memory/predictor.h"
 #include "core/nn/lora.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
@@ -226,6 +227,32 @@ private slots:
         QVERIFY(!rn.textEncodeCached);
         const auto ref = io::SafetensorsFile::open((kDir + "/ref_peft_sd1.safetensors").toStdString());
         QVERIFY(maxAbs(a, ref->tensor("latents_fused")) < 1e-4);  // an explicit LoRA = the same LoRA as a tag
+    }
+
+    // The predictor's LoRA bytes, from file shapes alone, equal what the applier holds (fp32 plan), and go into
+    // the stages after the load.
+    void memoryPrediction() {
+        c10::InferenceMode inference;
+        const auto c = m_cases.at(1).toObject();
+        const auto path = (kDir + "/" + c["lora"].toString() + ".safetensors").toStdString();
+        const auto model = pipeline::loadSdModel((kModels + "/" + c["model"].toString()).toStdString(), torch::kCPU);
+        const auto file = io::loadLoraFile(path);
+        const auto bound = nn::bindLora(file, {model->unet, model->textEncoder, model->textEncoder2}, 1, 1);
+        memory::MemoryPlan fp32;
+        fp32.unet = fp32.textEncoder = memory::Precision::FP32;
+        for (bool side : {false, true}) {
+            nn::LoraApplier applier;
+            applier.apply(bound.patches, side ? nn::LoraMode::SidePath : nn::LoraMode::Merge);
+            QCOMPARE(memory::loraExtraBytes({path}, fp32, side), applier.extraBytes());
+        }
+        memory::PredictInput in;
+        in.plan = fp32;
+        const auto shape = memory::modelShapeOf(*model);
+        const auto without = memory::predict(shape, in);
+        in.loraBytes = 12345;
+        const auto with = memory::predict(shape, in);
+        QCOMPARE(with.load.total(), without.load.total());
+        QCOMPARE(with.denoise.total(), without.denoise.total() + 12345);
     }
 
     void a1111Text() {

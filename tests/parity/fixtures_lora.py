@@ -71,9 +71,12 @@ def peft_file(path):
     pipe.text_encoder.add_adapter(tcfg)
     unet_sd = randomize(get_peft_model_state_dict(pipe.unet), 11)
     te_sd = randomize(get_peft_model_state_dict(pipe.text_encoder), 12)
+    # The configs record where the model was loaded from: not part of the LoRA, and it would make the file
+    # depend on the output folder.
+    meta = [dict(c.to_dict(), base_model_name_or_path=None) for c in (ucfg, tcfg)]
     StableDiffusionPipeline.save_lora_weights(path.parent, unet_lora_layers=unet_sd, text_encoder_lora_layers=te_sd,
-                                              weight_name=path.name, unet_lora_adapter_metadata=ucfg.to_dict(),
-                                              text_encoder_lora_adapter_metadata=tcfg.to_dict())
+                                              weight_name=path.name, unet_lora_adapter_metadata=meta[0],
+                                              text_encoder_lora_adapter_metadata=meta[1])
 
 
 def kohya_layers(module, prefix, targets, seed, conv_rank_from_kernel=True):
