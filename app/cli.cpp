@@ -167,9 +167,9 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
         in.cuda = s.plan.device.rfind("cuda", 0) == 0 || (s.plan.device == "auto" && dd::memory::cudaDeviceCount() > 0);
         std::vector<std::string> loras;
-        for (const auto& tag : dd::text::extractExtraNetworks(s.prompt).loras) loras.push_back(dd::pipeline::findLoraFile(tag.name, loraFolders));
+        for (const auto& tag : dd::text::extractExtraNetworks(s.prompt).loras) loras.push_back(dd::pipeline::findLoraFile(tag.name, loraFolders, false));
         for (const auto& l : s.loras)
-            if (!l.fromPrompt) loras.push_back(dd::pipeline::findLoraFile(l.name, loraFolders));
+            if (!l.fromPrompt) loras.push_back(dd::pipeline::findLoraFile(l.name, loraFolders, true));
         in.loraSidePath = s.loraMode == "side";
         in.loraBytes = dd::memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
         const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);

@@ -31,10 +31,15 @@ std::string joined(const std::vector<std::string>& v) {
 
 } // namespace
 
-std::string findLoraFile(const std::string& name, const std::vector<std::string>& folders) {
+std::string findLoraFile(const std::string& name, const std::vector<std::string>& folders, bool allowPath) {
     std::error_code ec;
-    for (const std::string& p : {name, name + ".safetensors"})
-        if (fs::is_regular_file(p, ec)) return p;
+    if (allowPath) {
+        for (const std::string& p : {name, name + ".safetensors"})
+            if (fs::is_regular_file(p, ec)) return p;
+    } else if (name.find_first_of("/\\") != std::string::npos || name.find("..") != std::string::npos) {
+        throw std::invalid_argument("<lora:" + name + "> names a path; prompt tags name a file in the LoRA folders "
+                                    "(give a path with --lora instead)");
+    }
     const auto dirs = searchFolders(folders);
     const std::string want = name + ".safetensors";
     for (const auto& dir : dirs) {
@@ -79,10 +84,12 @@ std::vector<settings::LoraSetting> LoraStack::apply(SdModel& m, const settings::
     signature << s.loraMode;
     std::vector<std::string> paths;
     for (auto& l : wanted) {
-        paths.push_back(findLoraFile(l.name, folders));
+        paths.push_back(findLoraFile(l.name, folders, !l.fromPrompt));
         const auto& c = load(paths.back());
         l.hash = c.hash;
         signature << '|' << paths.back() << ':' << c.hash << ':' << l.textEncoderWeight << ':' << l.unetWeight;
+        // Results (sidecars, A1111 text) name a LoRA by its file name without extension, as A1111 does: no path.
+        l.name = fs::path(paths.back()).stem().string();
     }
     if (signature.str() == m_signature) return wanted;  // already on the networks
 

@@ -323,6 +323,13 @@ private slots:
         QVERIFY2(w.find("mixed.safetensors") != std::string::npos && w.find("2 LoRA entries not applied") != std::string::npos &&
                      w.find("nowhere_to_q") != std::string::npos && w.find("hada_w1_a") != std::string::npos, w.c_str());
 
+        s.prompt = "a photo <lora:../../mixed:1>";
+        try {
+            engine.generate(s, cancel, nullptr);
+            QFAIL("a tag reached outside the LoRA folders");
+        } catch (const std::invalid_argument& e) {
+            QVERIFY2(std::string(e.what()).find("names a path") != std::string::npos, e.what());
+        }
         s.prompt = "a photo <lora:absent:1>";
         try {
             engine.generate(s, cancel, nullptr);
