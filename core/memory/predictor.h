@@ -79,7 +79,7 @@ struct PredictInput {
     // The engine's conditioning cache already holds this run's text embeddings (same model, prompts and text
     // options as an earlier run): the text encoders do not run, and with offload they never reach the device.
     bool textCached = false;
-    // What the run's LoRAs hold beside the model from the encode stage on (loraExtraBytes): a side path its
+    // What the run's LoRAs hold beside the model from the end of the load on (loraExtraBytes): a side path its
     // down/up matrices, a merge the kept original of every touched weight. Host memory when offloading.
     int64_t loraBytes = 0;
     bool loraSidePath = false;    // side-path bytes go to the compute device with the networks (offload too)

@@ -251,8 +251,13 @@ private slots:
         const auto without = memory::predict(shape, in);
         in.loraBytes = 12345;
         const auto with = memory::predict(shape, in);
-        QCOMPARE(with.load.total(), without.load.total());
+        QCOMPARE(with.load.total(), without.load.total() + 12345);
         QCOMPARE(with.denoise.total(), without.denoise.total() + 12345);
+        in.cuda = true;  // model offload: merged originals stay on the host, side paths visit the device
+        in.plan.offload = memory::Offload::Model;
+        QCOMPARE(memory::predict(shape, in).denoise.weights, [&] { auto i = in; i.loraBytes = 0; return memory::predict(shape, i).denoise.weights; }());
+        in.loraSidePath = true;
+        QCOMPARE(memory::predict(shape, in).denoise.total(), [&] { auto i = in; i.loraBytes = 0; return memory::predict(shape, i).denoise.total(); }() + 12345);
     }
 
     void a1111Text() {
