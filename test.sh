@@ -26,5 +26,6 @@ echo "== fuzz (${DD_FUZZ_SECONDS:-60} s per target)"
 [ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DDD_BUILD_GUI=OFF -DDD_BUILD_FUZZ=ON
 cmake -S . -B build-fuzz -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors_header fuzz_shard_index fuzz_a1111_parameters fuzz_generation_info fuzz_prompt_parser fuzz_image_metadata fuzz_comfyui_prompt fuzz_invokeai_metadata fuzz_fooocus_metadata fuzz_job_journal fuzz_file_name_template
+cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors_header fuzz_shard_index fuzz_a1111_parameters fuzz_generation_info fuzz_prompt_parser fuzz_image_metadata fuzz_comfyui_prompt fuzz_invokeai_metadata fuzz_fooocus_metadata fuzz_job_journal fuzz_file_name_template \
+  fuzz_model_config fuzz_sidecar fuzz_preset fuzz_tokenizer_files
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"

@@ -104,6 +104,7 @@ int inspect(const std::string& path) {
 // Progress on a terminal: a bar with ETA on stderr, redrawn in place; nothing when stderr is not a TTY.
 class ProgressBar : public dd::pipeline::Observer {
 public:
+    bool wantsPreview(int, int) override { return false; }  // a terminal shows none: the engine computes none
     void onStep(int step, int total, const dd::pipeline::Image&) override {
         if (!isatty(STDERR_FILENO)) return;
         if (step == 1) m_start = std::chrono::steady_clock::now();

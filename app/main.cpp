@@ -1,16 +1,21 @@
 // diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or the
 // built-in demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
-// DIR/*.png and quits (scripts/screenshots.sh runs it under Xvfb).
+// DIR/*.png (with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
+// (scripts/screenshots.sh runs it under Xvfb).
 #include "ui/dialoghooks.h"
+#include "ui/engineworker.h"
 #include "ui/mainwindow.h"
+#include "ui/modelpicker.h"
 #include "ui/presetdialog.h"
 #include "ui/promptpanel.h"
+#include "ui/queueview.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
 #include <QPlainTextEdit>
+#include <QSemaphore>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -33,8 +38,32 @@ void wait(int ms) {
     loop.exec();
 }
 
-// A fixed scene: the demo model, a small size so the run takes seconds on a CPU.
-int screenshots(dd::ui::MainWindow& window, const QString& dir) {
+// A real load caught half way: the worker waits at the VAE until the window (picker with its progress bar and
+// Cancel) was grabbed, then the load goes on.
+bool loadingScreenshot(dd::ui::MainWindow& window, const QString& model, const QString& dir) {
+    auto* worker = window.worker();
+    QSemaphore grabbed;
+    bool ok = false;
+    const auto hook = QObject::connect(worker, &dd::ui::EngineWorker::modelLoading, worker,
+                                       [&](const QString&, const QString& part) {
+                                           if (part != "vae") return;
+                                           QMetaObject::invokeMethod(&window, [&] {
+                                               ok = save(&window, dir, "model-loading.png");
+                                               grabbed.release();
+                                           }, Qt::QueuedConnection);
+                                           grabbed.acquire();
+                                       }, Qt::DirectConnection);
+    const QString before = window.modelPicker()->currentModel();
+    window.modelPicker()->choose(model);
+    for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
+    QObject::disconnect(hook);
+    window.modelPicker()->choose(before);  // the generation shots stay on the demo model
+    for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
+    return ok;
+}
+
+// A fixed scene: the demo model (or `loadModel`), a small size so the run takes seconds on a CPU.
+int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& loadModel) {
     QDir().mkpath(dir);
     window.resize(1280, 860);
     window.show();
@@ -56,6 +85,15 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir) {
     });
     window.openPresetDialog();
     dd::ui::setDialogHandler({});
+    if (!loadModel.isEmpty()) ok = loadingScreenshot(window, loadModel, dir) && ok;
+    // Two runs through the queue; the main window is grabbed once while the first runs and the second waits.
+    panel->findChild<QSpinBox*>("batchCount")->setValue(2);
+    bool queued = false;
+    QObject::connect(window.worker(), &dd::ui::EngineWorker::progress, &window, [&](int step) {
+        if (queued || step < 4 || !window.queueView()->ids().contains("job-2")) return;
+        queued = true;
+        ok = save(&window, dir, "queue.png") && ok;
+    });
     QEventLoop done;
     QObject::connect(&window, &dd::ui::MainWindow::runFinished, &done, &QEventLoop::quit);
     QTimer::singleShot(300000, &done, &QEventLoop::quit);
@@ -82,11 +120,16 @@ int main(int argc, char** argv) {
                                           "sidecar or A1111 .txt whose settings to restore (the desktop file association)");
     QCommandLineOption screenshot("screenshot", "Render the main window, the preset dialog and a generation into DIR, then quit.", "DIR");
     parser.addOption(screenshot);
+    QCommandLineOption screenshotLoad("screenshot-load", "With --screenshot: also render the loading of MODEL.", "MODEL");
+    parser.addOption(screenshotLoad);
     parser.process(app);
 
     // Screenshots start from a clean slate, not the user's saved layout and settings.
     QTemporaryDir scratch;
-    if (parser.isSet(screenshot)) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scratch.path());
+    if (parser.isSet(screenshot)) {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scratch.path());
+        qputenv("XDG_DATA_HOME", scratch.path().toUtf8());  // the queue's journal too
+    }
 
     const QStringList args = parser.positionalArguments();
     // Opening a PNG/JPEG/WebP, a sidecar or a .txt (file manager, MIME association) restores its settings on the
@@ -96,7 +139,7 @@ int main(int argc, char** argv) {
     const bool settingsFile = !first.isEmpty() && kSettingsFiles.contains(QFileInfo(first).suffix().toLower());
     dd::ui::MainWindow window(settingsFile ? QString() : first);
     if (settingsFile) window.restoreFromFile(first);
-    if (parser.isSet(screenshot)) return screenshots(window, parser.value(screenshot));
+    if (parser.isSet(screenshot)) return screenshots(window, parser.value(screenshot), parser.value(screenshotLoad));
     if (QSettings().value("window/geometry").isNull()) window.resize(1200, 800);  // first start; later the saved layout
     window.show();
     return QApplication::exec();

@@ -2,8 +2,13 @@
 
 #include "core/io/model_error.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/find_taesd.h"
+#include "core/settings/model_lookup.h"
 #include "ui/modelinspector.h"
 #include "ui/previewcadence.h"
+#include "ui/threadpriority.h"
+
+#include <QFileInfo>
 
 #include <chrono>
 
@@ -13,10 +18,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double secondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// Forwards the engine's callbacks as queued signals. The engine builds a latent preview right after
-// onLatents and then calls onStep, so the gap between the two is the preview's build cost; the time from the
-// previous onStep's end to onLatents is the step itself. Previews go out only while their cost stays within
-// 5 % of the step time (PreviewCadence).
+// Forwards the engine's callbacks as queued signals and answers wantsPreview from the adaptive cadence, so the
+// engine computes only the previews that will be shown (5 % of the step time, PreviewCadence). Timing: onLatents
+// ends a step; a preview's cost runs from there (the build happens between wantsPreview and onStep) to the end of
+// its conversion; the time from the previous onStep's end to onLatents is the step itself.
 class SignalObserver : public pipeline::Observer {
 public:
     SignalObserver(EngineWorker* w, double budget) : m_worker(w), m_cadence(budget), m_last(Clock::now()) {}
@@ -25,13 +30,13 @@ public:
         // The first step's interval also holds loading and encoding: not a step time.
         if (m_stats.steps++ > 0) m_cadence.addStepSeconds(secondsBetween(m_last, m_latentsAt));
     }
+    bool wantsPreview(int step, int total) override { return m_cadence.wantPreview(step, total); }
     void onStep(int step, int total, const pipeline::Image& preview) override {
-        const auto start = Clock::now();
-        const double build = m_latentsAt.time_since_epoch().count() ? secondsBetween(m_latentsAt, start) : 0;
         QImage image;
-        if (!preview.rgb.empty() && m_cadence.wantPreview(step, total)) {
+        if (!preview.rgb.empty()) {
+            ++m_stats.computed;
             image = toQImage(preview);
-            m_cadence.addPreviewSeconds(build + secondsBetween(start, Clock::now()));
+            m_cadence.addPreviewSeconds(secondsBetween(m_latentsAt, Clock::now()));
         }
         emit m_worker->progress(step, total, image);
         m_last = Clock::now();
@@ -65,14 +70,18 @@ QImage toQImage(const pipeline::Image& image) {
 EngineWorker::EngineWorker() = default;
 EngineWorker::~EngineWorker() = default;
 
+pipeline::Engine& EngineWorker::engine() {
+    if (!m_engine)
+        m_engine = std::make_unique<pipeline::Engine>([this](const std::string& line) { emit logLine(QString::fromStdString(line)); });
+    return *m_engine;
+}
+
 // The one catch boundary between the engine and the UI: nothing throws through a slot.
 void EngineWorker::generate(const settings::GenerationSettings& settings) {
     m_cancel.reset();
     try {
-        if (!m_engine)
-            m_engine = std::make_unique<pipeline::Engine>([this](const std::string& line) { emit logLine(QString::fromStdString(line)); });
         SignalObserver observer(this, m_previewBudget.load());
-        auto result = m_engine->generate(settings, m_cancel, &observer);
+        auto result = engine().generate(settings, m_cancel, &observer);
         emit finished(result, observer.stats());
     } catch (const pipeline::Cancelled&) {
         emit failed(tr("Cancelled."));
@@ -89,15 +98,69 @@ void EngineWorker::generate(const settings::GenerationSettings& settings) {
     }
 }
 
-void EngineWorker::loadModel(const QString& path) {
+void EngineWorker::loadModel(const QString& path, const memory::MemoryPlan& plan) {
     m_cancel.reset();
+    const QString name = QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName();
     try {
-        const ModelInfo info = inspectModel(path, m_cancel, [&](const QString& phase) { emit modelLoading(path, phase); });
+        ModelInfo info = inspectModel(path, m_cancel, [&](const QString& phase) { emit modelLoading(path, phase, 0, 0); });
+        const auto report = engine().load(info.path.toStdString(), plan, m_cancel,
+                                          [&](const std::string& part, int done, int total) {
+                                              emit modelLoading(path, QString::fromStdString(part), done, total);
+                                          },
+                                          info.hash.toStdString());
+        info.loaded = true;
+        info.loadSeconds = report.seconds;
+        m_model = info.path;
+        m_modelIsXl = info.isXl();
+        applyPreviewDecoder();
         emit modelLoaded(info);
     } catch (const pipeline::Cancelled&) {
-        emit modelFailed(path, tr("Loading cancelled."));
+        emit modelFailed(path, tr("Loading %1 was cancelled.").arg(name));
+    } catch (const std::bad_alloc&) {
+        emit modelFailed(path, tr("%1: out of memory while loading; try a lower-memory preset.").arg(path));
+    } catch (const io::ModelFileError& e) {
+        emit modelFailed(path, QString::fromStdString(e.what()));  // names the file and the problem
     } catch (const std::exception& e) {
-        emit modelFailed(path, QString::fromStdString(e.what()));
+        emit modelFailed(path, tr("%1: %2").arg(path, QString::fromStdString(e.what())));
+    }
+}
+
+void EngineWorker::setPreviewDecoder(bool enabled, const QString& folder) {
+    m_taesdEnabled = enabled;
+    m_taesdFolder = folder;
+    applyPreviewDecoder();
+}
+
+void EngineWorker::applyPreviewDecoder() {
+    QString wanted, problem;
+    if (m_taesdEnabled) {
+        wanted = m_taesdFolder;
+        if (wanted.isEmpty() && !m_model.isEmpty())
+            wanted = QString::fromStdString(pipeline::findTaesdNextTo(m_model.toStdString(), m_modelIsXl));
+    }
+    try {
+        engine().setPreviewDecoder(wanted.toStdString());
+    } catch (const std::exception& e) {
+        problem = tr("TAESD not used: %1").arg(QString::fromStdString(e.what()));
+        engine().setPreviewDecoder({});
+    }
+    const QString used = QString::fromStdString(engine().previewDecoder());
+    emit previewDecoderChanged(used.isEmpty() ? tr("latent approximation") : tr("TAESD (%1)").arg(used), problem);
+}
+
+void EngineWorker::locateModel(const QString& name, const QString& hash, const QStringList& folders) {
+    std::vector<std::string> dirs;
+    for (const QString& f : folders) dirs.push_back(f.toStdString());
+    try {
+        const std::string path = settings::resolveRestoredModel(name.toStdString(), hash.toStdString(), dirs);
+        emit modelLocated(QString::fromStdString(path), hash.isEmpty() ? tr("name %1").arg(name) : tr("hash %1").arg(hash));
+    } catch (const std::exception&) {
+        // resolveRestoredModel's message speaks to CLI users (--model); say the same in the window's terms.
+        const QString model = tr("model '%1'").arg(name.isEmpty() ? tr("(unnamed)") : name) +
+                              (hash.isEmpty() ? QString() : tr(" (hash %1)").arg(hash));
+        const QString where = folders.isEmpty() ? tr("no model folders are known yet") : tr("not found in %1").arg(folders.join(", "));
+        emit modelNotFound(tr("These settings need %1: %2. Open it with Folder… or File…, or add its folder under "
+                              "Preferences → Model folders.").arg(model, where));
     }
 }
 
@@ -116,9 +179,13 @@ EngineThread::EngineThread(QObject* parent) : QObject(parent), m_worker(new Engi
     qRegisterMetaType<dd::memory::MemorySample>();
     qRegisterMetaType<dd::ui::PreviewStats>();
     qRegisterMetaType<dd::ui::ModelInfo>();
+    qRegisterMetaType<dd::memory::MemoryPlan>();
     m_thread.setObjectName("engine");
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    // Before any torch work, so torch's thread pool (made by this thread later) inherits the lower priority:
+    // the UI thread then gets a core first whenever both want one (test_mainwindow's latency check).
+    connect(&m_thread, &QThread::started, m_worker, [] { lowerCurrentThreadPriority(kEngineNiceIncrement); }, Qt::DirectConnection);
     m_thread.start();
 }
 

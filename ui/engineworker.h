@@ -21,6 +21,7 @@ namespace dd::ui {
 struct PreviewStats {
     int steps = 0;
     int previews = 0;             // previews sent to the UI
+    int computed = 0;             // previews the engine computed (only those the cadence wanted)
     double stepSeconds = 0;       // denoising time, previews excluded
     double previewSeconds = 0;    // building + converting the previews that were sent
     double costFraction() const { return stepSeconds > 0 ? previewSeconds / stepSeconds : 0; }
@@ -39,9 +40,16 @@ public:
 
 public slots:
     void generate(const dd::settings::GenerationSettings& settings);
-    // Reads what the model is (family, dtypes, size, hash) on this thread; the engine loads its networks on the
-    // first generation (it has no separate load entry point yet).
-    void loadModel(const QString& path);
+    // Reads what the model is (family, dtypes, size, hash), then loads its networks placed as `plan` says
+    // (Engine::load), telling each part through modelLoading. Cancel stops between parts; a cancelled or failed
+    // load keeps the previous model loaded.
+    void loadModel(const QString& path, const dd::memory::MemoryPlan& plan);
+    // Live previews: TAESD at `folder` when set, else one found next to the model, else the latent→RGB
+    // approximation; `enabled` false always takes the approximation. Applied now and at every model load.
+    void setPreviewDecoder(bool enabled, const QString& folder);
+    // Finds the model a restored image needs by A1111 hash (or name) in `folders` (hashing is slow: it runs here,
+    // not on the UI thread): modelLocated or modelNotFound.
+    void locateModel(const QString& name, const QString& hash, const QStringList& folders);
     // One memory sample now (the UI asks for one periodically while no run is going).
     void sampleMemory();
 
@@ -51,17 +59,32 @@ signals:
     void memorySampled(const QString& stage, const dd::memory::MemorySample& sample);
     void finished(const dd::pipeline::GenerationResult& result, const dd::ui::PreviewStats& previewStats);
     void failed(const QString& message);
-    void modelLoading(const QString& path, const QString& phase);
+    // `done` of `total` parts (total 0: not known yet).
+    void modelLoading(const QString& path, const QString& phase, int done, int total);
     void modelLoaded(const dd::ui::ModelInfo& info);
     void modelFailed(const QString& path, const QString& message);
     void logLine(const QString& line);
+    // "TAESD (path)" or "latent approximation"; `problem` says why a configured TAESD was not used.
+    void previewDecoderChanged(const QString& description, const QString& problem);
+    void modelLocated(const QString& path, const QString& how);
+    void modelNotFound(const QString& message);
 
 private:
-    std::unique_ptr<pipeline::Engine> m_engine;  // created lazily on the worker thread
+    pipeline::Engine& engine();  // created lazily on the worker thread
+    void applyPreviewDecoder();
+
+    std::unique_ptr<pipeline::Engine> m_engine;
+    QString m_model;             // the model loaded last (for a TAESD next to it)
+    bool m_modelIsXl = false;
+    bool m_taesdEnabled = true;
+    QString m_taesdFolder;
     pipeline::CancelToken m_cancel;
     std::atomic<double> m_previewBudget{0.05};
     int m_cudaDevice = -2;  // -2: not asked yet
 };
+
+// How much lower the engine thread's priority is than the UI thread's (nice steps, Linux).
+inline constexpr int kEngineNiceIncrement = 5;
 
 // Owns the thread: quits and joins it on destruction, so closing the window never leaves a run behind.
 class EngineThread : public QObject {
@@ -84,3 +107,4 @@ Q_DECLARE_METATYPE(dd::settings::GenerationSettings)
 Q_DECLARE_METATYPE(dd::pipeline::GenerationResult)
 Q_DECLARE_METATYPE(dd::memory::MemorySample)
 Q_DECLARE_METATYPE(dd::ui::PreviewStats)
+Q_DECLARE_METATYPE(dd::memory::MemoryPlan)

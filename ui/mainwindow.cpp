@@ -10,6 +10,7 @@
 #include "ui/preferencesdialog.h"
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
+#include "ui/queueview.h"
 #include "ui/vramgauge.h"
 
 #include <QCloseEvent>
@@ -40,7 +41,8 @@ QString seconds(double s) { return s < 10 ? QString::number(s, 'f', 2) + " s" : 
 
 } // namespace
 
-MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(parent), m_price(PriceProfile::load()) {
+MainWindow::MainWindow(const QString& model, QWidget* parent)
+    : QMainWindow(parent), m_price(PriceProfile::load()), m_prefs(AppPreferences::load()) {
     setObjectName("mainWindow");
     setWindowTitle(tr("DiffusionDesk"));
     m_picker = new ModelPicker(this);
@@ -48,6 +50,12 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
+    m_restoreNotice = new QLabel(this);
+    m_restoreNotice->setObjectName("restoreNotice");
+    m_restoreNotice->setWordWrap(true);
+    m_restoreNotice->hide();
+    m_previewLabel = new QLabel(this);
+    m_previewLabel->setObjectName("previewSource");
     m_presetLabel = new QLabel(this);
     m_presetLabel->setObjectName("presetLabel");
     auto* presetButton = button("presetButton", tr("Presets…"), this);
@@ -76,6 +84,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     auto* left = new QVBoxLayout(leftWidget);
     left->addWidget(m_picker);
     left->addWidget(m_modelBanner);
+    left->addWidget(m_restoreNotice);
     left->addWidget(m_panel);
     left->addLayout(buttons);
     left->addWidget(m_progress);
@@ -85,6 +94,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     predicted->setObjectName("predictedPeak");
     left->addWidget(predicted);
     left->addWidget(m_gauge);
+    left->addWidget(m_previewLabel);
     left->addStretch();
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(leftWidget);
@@ -109,12 +119,20 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     dock->setWidget(galleryBox);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::BottomDockWidgetArea, dock);
+    auto* queueDock = new QDockWidget(tr("Queue"), this);
+    queueDock->setObjectName("queueDock");
+    m_queueView = new QueueView(this);
+    queueDock->setWidget(m_queueView);
+    queueDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::BottomDockWidgetArea, queueDock);
     statusBar()->addPermanentWidget(m_costLabel);
 
     m_engine = new EngineThread(this);
     auto* worker = m_engine->worker();
     connect(this, &MainWindow::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
     connect(this, &MainWindow::loadRequested, worker, &EngineWorker::loadModel, Qt::QueuedConnection);
+    connect(this, &MainWindow::previewDecoderRequested, worker, &EngineWorker::setPreviewDecoder, Qt::QueuedConnection);
+    connect(this, &MainWindow::locateRequested, worker, &EngineWorker::locateModel, Qt::QueuedConnection);
     connect(this, &MainWindow::memorySampleRequested, worker, &EngineWorker::sampleMemory, Qt::QueuedConnection);
     connect(worker, &EngineWorker::progress, this, &MainWindow::onProgress);
     connect(worker, &EngineWorker::finished, this, &MainWindow::onFinished);
@@ -123,8 +141,31 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
     connect(worker, &EngineWorker::modelLoading, m_picker, &ModelPicker::setLoading);
     connect(worker, &EngineWorker::modelLoaded, m_picker, &ModelPicker::setLoaded);
     connect(worker, &EngineWorker::modelFailed, m_picker, &ModelPicker::setFailed);
+    // A Generate pressed during a load waits for it.
+    connect(worker, &EngineWorker::modelLoaded, this, [this] { updateButtons(); runNextJob(); });
+    connect(worker, &EngineWorker::modelFailed, this, [this] { updateButtons(); runNextJob(); });
+    connect(worker, &EngineWorker::modelLoading, this, &MainWindow::updateButtons);
+    connect(worker, &EngineWorker::previewDecoderChanged, this, [this](const QString& description, const QString& problem) {
+        m_previewSource = description;
+        m_previewLabel->setText(tr("preview: %1").arg(description));
+        m_previewLabel->setToolTip(problem);
+        if (!problem.isEmpty()) statusBar()->showMessage(problem, 10000);
+    });
+    connect(worker, &EngineWorker::modelLocated, this, [this](const QString& path, const QString& how) {
+        m_restoreNotice->setText(tr("Model found by %1: %2").arg(how, path.toHtmlEscaped()));
+        m_restoreNotice->show();
+        if (path != m_picker->currentModel()) m_picker->choose(path);
+    });
+    connect(worker, &EngineWorker::modelNotFound, this, [this](const QString& message) {
+        m_restoreNotice->setText(QStringLiteral("<span style='color:#b00'>%1</span>").arg(message.toHtmlEscaped()));
+        m_restoreNotice->show();
+        statusBar()->showMessage(message);
+    });
     connect(worker, &EngineWorker::logLine, this, [this](const QString& line) { statusBar()->showMessage(line, 5000); });
-    connect(m_picker, &ModelPicker::loadRequested, this, &MainWindow::loadRequested);
+    connect(m_picker, &ModelPicker::loadRequested, this, [this](const QString& path) {
+        updateButtons();
+        emit loadRequested(path, currentSettings().plan);
+    });
     connect(m_picker, &ModelPicker::cancelRequested, this, [worker] { worker->cancel(); });
     connect(m_picker, &ModelPicker::modelChanged, this, &MainWindow::onModelChanged);
     connect(m_generate, &QPushButton::clicked, this, &MainWindow::startGeneration);
@@ -150,6 +191,29 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
                 statusBar()->showMessage(tr("A/B done: %1").arg(label));
                 emit runFinished();
             });
+    // The queue: requests to its thread, snapshots back.
+    m_queue = new QueueThread(queueFile(), this);
+    auto* service = m_queue->service();
+    connect(this, &MainWindow::enqueueRequested, service, &QueueService::enqueue, Qt::QueuedConnection);
+    connect(this, &MainWindow::jobStarted, service, &QueueService::start, Qt::QueuedConnection);
+    connect(this, &MainWindow::jobDone, service, &QueueService::done, Qt::QueuedConnection);
+    connect(this, &MainWindow::jobFailed, service, &QueueService::fail, Qt::QueuedConnection);
+    connect(this, &MainWindow::retryRequested, service, &QueueService::retry, Qt::QueuedConnection);
+    connect(this, &MainWindow::removeRequested, service, &QueueService::remove, Qt::QueuedConnection);
+    connect(service, &QueueService::enqueued, this, [this] {
+        m_enqueuesInFlight = std::max(0, m_enqueuesInFlight - 1);
+        runNextJob();
+    });
+    connect(service, &QueueService::changed, this, &MainWindow::onJobsChanged);
+    connect(service, &QueueService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+    connect(m_queueView, &QueueView::runRequested, this, &MainWindow::runQueue);
+    connect(m_queueView, &QueueView::retryRequested, this, [this](const QString& id) {
+        m_launchedJobs.erase(id);
+        emit retryRequested(id);
+    });
+    connect(m_queueView, &QueueView::removeRequested, this, &MainWindow::removeRequested);
+    QMetaObject::invokeMethod(service, &QueueService::open, Qt::QueuedConnection);
+
     setAcceptDrops(true);
     for (auto key : {Qt::Key_Return, Qt::Key_Enter})
         connect(new QShortcut(QKeySequence(Qt::CTRL | key), this), &QShortcut::activated, this, &MainWindow::startGeneration);
@@ -165,6 +229,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent) : QMainWindow(pare
 
     buildMenus();
     restoreState();
+    applyPreferences();
     settings::GenerationSettings defaults = m_panel->settings();
     if (defaults.prompt.empty()) defaults.prompt = "a lighthouse on a cliff at sunset, oil painting";
     m_panel->setSettings(defaults);
@@ -212,17 +277,6 @@ settings::GenerationSettings MainWindow::currentSettings() const {
     return s;
 }
 
-void MainWindow::startGeneration() {
-    if (m_running) return;
-    settings::GenerationSettings s = currentSettings();
-    s.seed = m_panel->takeSeed();
-    m_runCount = m_panel->batchCount();
-    m_runsLeft = m_runCount - 1;
-    m_runIndex = 0;
-    m_cancelRequested = false;
-    launch(s);
-}
-
 void MainWindow::launch(const settings::GenerationSettings& s) {
     setRunning(true);
     ++m_runIndex;
@@ -235,7 +289,7 @@ void MainWindow::launch(const settings::GenerationSettings& s) {
 }
 
 void MainWindow::cancel() {
-    m_runsLeft = 0;
+    stopQueue();
     m_ab->cancel();
     m_cancelRequested = true;
     m_engine->worker()->cancel();
@@ -256,6 +310,9 @@ void MainWindow::onProgress(int step, int total, const QImage& preview) {
         text += tr(" · %1/step · about %2 left").arg(seconds(perStep), seconds(perStep * (total - step)));
     }
     if (m_runCount > 1) text = tr("run %1 of %2: ").arg(m_runIndex).arg(m_runCount) + text;
+    int queued = 0;
+    for (const auto& j : m_jobs) queued += j.state == QLatin1String("pending") && !m_launchedJobs.count(j.id);
+    if (!m_currentJob.isEmpty() && queued > 0) text += tr(" · %1 more queued").arg(queued);
     m_eta->setText(text);
 }
 
@@ -297,30 +354,40 @@ void MainWindow::onFinished(const pipeline::GenerationResult& result, const Prev
                        .arg(stats.steps)
                        .arg(100 * stats.costFraction(), 0, 'f', 1));
 
-    if (m_runsLeft > 0 && !m_cancelRequested) {
-        --m_runsLeft;
-        settings::GenerationSettings next = result.settings;
-        next.seed += next.batchSize;
-        launch(next);
-        return;
-    }
+    if (!m_currentJob.isEmpty()) emit jobDone(m_currentJob, {});  // images stay in the session's gallery
+    m_currentJob.clear();
     if (m_ab->running()) return;  // the A/B runner starts B or finishes the pair
     setRunning(false);
+    if (m_queueActive) {
+        runNextJob();
+        return;
+    }
     emit runFinished();
 }
 
 void MainWindow::onFailed(const QString& message) {
-    m_runsLeft = 0;
+    if (!m_currentJob.isEmpty()) emit jobFailed(m_currentJob, message);
+    m_currentJob.clear();
     setRunning(false);
     m_eta->setText(message);
     statusBar()->showMessage(message);
+    if (m_queueActive && !m_cancelRequested) {
+        runNextJob();  // one job's bad settings do not stop the others
+        return;
+    }
+    stopQueue();
     emit runFinished();
 }
 
 void MainWindow::setRunning(bool running) {
     m_running = running;
-    m_generate->setEnabled(!running);
-    m_cancel->setEnabled(running);
+    updateButtons();
+}
+
+// Generate adds to the queue at any time; the queue starts a job once no model is loading (runNextJob).
+void MainWindow::updateButtons() {
+    m_generate->setText(isRunning() ? tr("Add to queue") : tr("Generate"));
+    m_cancel->setEnabled(m_running);
 }
 
 void MainWindow::onModelChanged(const ModelInfo& info) {

@@ -1,18 +1,23 @@
 #pragma once
 // The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
-// this session's gallery, and a status bar with per-stage times and the cost per image. All engine work goes to
-// the EngineWorker thread through queued signals.
+// this session's gallery, the generation queue, and a status bar with per-stage times and the cost per image. All
+// engine work goes to the EngineWorker thread through queued signals; the queue's journal lives on its own thread
+// (QueueService). Generate adds jobs to the queue and runs it; a job that was running when the app died comes
+// back interrupted and waits for Retry; pending jobs wait for Run queue.
 #include "core/compare/ab_settings.h"
 #include "core/memory/memory_plan.h"
 #include "core/pipeline/generation.h"
+#include "ui/apppreferences.h"
 #include "ui/engineworker.h"
 #include "ui/pricing.h"
+#include "ui/queueservice.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
 
 #include <functional>
 #include <optional>
+#include <set>
 
 class QLabel;
 class QProgressBar;
@@ -28,6 +33,7 @@ class Gallery;
 class ModelPicker;
 class PreviewView;
 class PromptPanel;
+class QueueView;
 class VramGauge;
 
 class MainWindow : public QMainWindow {
@@ -38,7 +44,10 @@ public:
 
     // What Generate would run now: the panel's values, the chosen model and the preset's plan.
     settings::GenerationSettings currentSettings() const;
-    bool isRunning() const { return m_running; }
+    // A generation runs, or the queue still has jobs of a Generate click to run.
+    bool isRunning() const { return m_running || m_queueActive; }
+    // The queue's journal: queue.jsonl in the app's data folder.
+    static QString queueFile();
     const std::optional<memory::Preset>& preset() const { return m_preset; }
     const PreviewStats& lastPreviewStats() const { return m_lastPreviewStats; }
 
@@ -47,6 +56,12 @@ public:
     VramGauge* gauge() const { return m_gauge; }
     Gallery* gallery() const { return m_gallery; }
     ModelPicker* modelPicker() const { return m_picker; }
+    QueueView* queueView() const { return m_queueView; }
+    const QList<JobRow>& jobs() const { return m_jobs; }
+    QString previewSource() const { return m_previewSource; }  // "TAESD (…)" or "latent approximation"
+    // The folders searched for a restored image's model: preferences' model folders, then the folders of the
+    // recent single-file models.
+    QStringList knownModelFolders() const;
     EngineWorker* worker() const;
     CompareView* compareView() const { return m_compareView; }  // null until a comparison was opened
 
@@ -70,10 +85,19 @@ public slots:
     // when the file has none.
     bool restoreFromFile(const QString& path);
     void openSettingsFile();
+    void runQueue();  // runs the pending jobs one after the other
 
 signals:
     void generateRequested(const dd::settings::GenerationSettings& settings);
-    void loadRequested(const QString& path);
+    void loadRequested(const QString& path, const dd::memory::MemoryPlan& plan);
+    void previewDecoderRequested(bool enabled, const QString& folder);
+    void locateRequested(const QString& name, const QString& hash, const QStringList& folders);
+    void enqueueRequested(const QString& specJson);
+    void jobStarted(const QString& id);
+    void jobDone(const QString& id, const QStringList& files);
+    void jobFailed(const QString& id, const QString& error);
+    void retryRequested(const QString& id);
+    void removeRequested(const QString& id);
     void memorySampleRequested();
     void runFinished();  // after the last image of a Generate click (or a failure / cancel)
 
@@ -92,6 +116,12 @@ private:
     void onFailed(const QString& message);
     void onModelChanged(const ModelInfo& info);
     void setRunning(bool running);
+    void updateButtons();
+    void onJobsChanged(const QList<JobRow>& jobs);
+    void runNextJob();
+    void stopQueue();
+    void applyPreferences();
+    void locateRestoredModel(const QString& name, const QString& hash, const QString& recordedModel);
     void updatePresetLabel();
     void updatePrediction();
     void restoreState();
@@ -111,6 +141,10 @@ private:
     QPushButton* m_cancel;
     QTimer* m_idleSampler;
     QPushButton* m_compareButton;
+    QLabel* m_restoreNotice;
+    QLabel* m_previewLabel;
+    QueueView* m_queueView;
+    QueueThread* m_queue;
     ABRunner* m_ab;
     QWidget* m_compareWindow = nullptr;
     CompareView* m_compareView = nullptr;
@@ -118,11 +152,17 @@ private:
 
     std::optional<memory::Preset> m_preset;
     PriceProfile m_price;
+    AppPreferences m_prefs;
+    QString m_previewSource;
+    QList<JobRow> m_jobs;               // the queue as last reported by QueueService
+    bool m_queueActive = false;         // run pending jobs as they come
+    int m_enqueuesInFlight = 0;         // sent to the queue thread, not yet in m_jobs
+    QString m_currentJob;               // the queue job the current run belongs to ("" for A/B runs)
+    std::set<QString> m_launchedJobs;   // never launch a job twice from a stale snapshot
     PreviewStats m_lastPreviewStats;
     std::optional<settings::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
     bool m_running = false;
     bool m_cancelRequested = false;
-    int m_runsLeft = 0;        // batch count: runs still to start after this one
     int m_runIndex = 0, m_runCount = 1;
     QElapsedTimer m_runClock;  // since the current run's first step
     int m_firstStep = 0;

@@ -3,6 +3,7 @@
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
 #include "ui/mainwindow.h"
+#include "ui/modelpicker.h"
 #include "ui/promptpanel.h"
 
 #include "core/sched/scheduler.h"
@@ -14,6 +15,7 @@
 #include <QDragEnterEvent>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QStatusBar>
@@ -61,13 +63,12 @@ void MainWindow::runAbSetting(const QString& fieldPath, const QString& valueB) {
 
 // Both quick actions: this seed and settings as A, the pair's B, run one after the other on the worker.
 void MainWindow::startAbPair(const std::function<compare::AbPair(const settings::GenerationSettings&)>& makePair) {
-    if (m_running) return;
+    if (isRunning()) return;
     settings::GenerationSettings s = currentSettings();
     s.seed = m_panel->takeSeed();
     try {
         const auto pair = makePair(s);
         m_runCount = 2;
-        m_runsLeft = 0;
         m_runIndex = 0;
         m_cancelRequested = false;
         statusBar()->showMessage(tr("A/B: %1").arg(QString::fromStdString(pair.label)));
@@ -121,6 +122,8 @@ bool MainWindow::restoreFromFile(const QString& path) {
         QString message = tr("Settings from %1 (%2)").arg(QFileInfo(path).fileName(), QString::fromStdString(r.source));
         if (!r.modelName.empty() || !r.modelHash.empty())
             message += tr(" · made with %1 %2").arg(QString::fromStdString(r.modelName), QString::fromStdString(r.modelHash));
+        locateRestoredModel(QString::fromStdString(r.modelName), QString::fromStdString(r.modelHash),
+                            QString::fromStdString(r.settings.model));
         if (!r.unknown.empty()) message += tr(" · %n setting(s) not used here", "", int(r.unknown.size()));
         for (const auto& w : r.warnings) message += QStringLiteral(" · ") + QString::fromStdString(w);
         statusBar()->showMessage(message);
@@ -129,6 +132,35 @@ bool MainWindow::restoreFromFile(const QString& path) {
         statusBar()->showMessage(QString::fromStdString(e.what()));
         return false;
     }
+}
+
+QStringList MainWindow::knownModelFolders() const {
+    QStringList folders = m_prefs.modelFolders;
+    for (const QString& path : m_picker->recentModels()) {
+        const QFileInfo fi(path);
+        // Single files only: a diffusers folder has no A1111 hash, and hashing its parts would be slow and useless.
+        if (fi.isFile() && !folders.contains(fi.absolutePath())) folders << fi.absolutePath();
+    }
+    return folders;
+}
+
+// The open model when its hash is the one recorded; else the worker searches the known folders (hashing is slow)
+// and answers modelLocated (then it is loaded) or modelNotFound (the notice says which model is needed).
+void MainWindow::locateRestoredModel(const QString& name, const QString& hash, const QString& recordedModel) {
+    m_restoreNotice->hide();
+    if (recordedModel.startsWith(QLatin1String("demo:"))) {
+        if (recordedModel != m_picker->currentModel()) m_picker->choose(recordedModel);
+        return;
+    }
+    if (name.isEmpty() && hash.isEmpty()) return;
+    if (!hash.isEmpty() && hash.compare(m_picker->info().hash, Qt::CaseInsensitive) == 0) {
+        m_restoreNotice->setText(tr("Made with the open model (hash %1).").arg(hash));
+        m_restoreNotice->show();
+        return;
+    }
+    m_restoreNotice->setText(tr("Looking for model %1 %2…").arg(name.toHtmlEscaped(), hash));
+    m_restoreNotice->show();
+    emit locateRequested(name, hash, knownModelFolders());
 }
 
 void MainWindow::openSettingsFile() {

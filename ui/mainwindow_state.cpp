@@ -76,12 +76,18 @@ void MainWindow::updatePrediction() {
 }
 
 void MainWindow::openPreferences() {
-    PreferencesDialog dialog(m_price, this);
+    PreferencesDialog dialog(m_price, m_prefs, this);
     if (execDialog(&dialog) != QDialog::Accepted) return;
     m_price = dialog.price();
     m_price.save();
     m_costLabel->setText(tr("price: %1").arg(m_price.describe()));
+    m_prefs = dialog.preferences();
+    m_prefs.save();
+    applyPreferences();
 }
+
+// What the worker needs from the preferences (it applies them again at every model load).
+void MainWindow::applyPreferences() { emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder); }
 
 // Window layout, the last settings and the preset come back as they were left.
 void MainWindow::restoreState() {

@@ -16,6 +16,8 @@ struct ModelInfo {
     qint64 parameters = 0; // all components
     QString hash;          // A1111 short hash of a single file ("" for folders and the demo)
     QStringList notes;     // guesses the loader made
+    bool loaded = false;   // the engine has its networks in memory (EngineWorker::loadModel)
+    double loadSeconds = 0;
     bool isXl() const { return family.startsWith(QLatin1String("SDXL")); }
 };
 

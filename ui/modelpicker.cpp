@@ -94,6 +94,7 @@ void ModelPicker::rebuildCombo() {
 void ModelPicker::choose(const QString& path) {
     const QString chosen = path.isEmpty() ? kDemo : path;
     m_current = chosen;
+    m_loading = true;  // from now until the worker answers: a queued Generate waits for it
     rememberRecent(chosen);
     rebuildCombo();
     emit loadRequested(chosen);
@@ -109,11 +110,15 @@ void ModelPicker::openFile() {
     if (!file.isEmpty()) choose(file);
 }
 
-void ModelPicker::setLoading(const QString& path, const QString& phase) {
+void ModelPicker::setLoading(const QString& path, const QString& phase, int done, int total) {
     m_loading = true;
+    m_busy->setRange(0, std::max(total, 0));  // 0..0: busy indicator while the number of parts is unknown
+    if (total > 0) m_busy->setValue(done);
     m_busy->show();
     m_cancel->show();
-    m_details->setText(tr("Loading %1: %2…").arg(QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName(), phase));
+    const QString name = QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName();
+    m_details->setText(total > 0 ? tr("Loading %1: %2 (%3 of %4)…").arg(name, phase).arg(done + 1).arg(total)
+                                 : tr("Loading %1: %2…").arg(name, phase));
 }
 
 void ModelPicker::setLoaded(const ModelInfo& info) {
@@ -121,6 +126,8 @@ void ModelPicker::setLoaded(const ModelInfo& info) {
     m_busy->hide();
     m_cancel->hide();
     m_info = info;
+    m_loaded = m_current = info.path;
+    rebuildCombo();
     QStringList lines;
     lines << tr("<b>%1</b> · %2 · %3").arg(info.displayName.toHtmlEscaped(), info.family, info.format);
     lines << tr("weights: %1").arg(info.dtypes.toHtmlEscaped());
@@ -128,6 +135,7 @@ void ModelPicker::setLoaded(const ModelInfo& info) {
     if (info.parameters > 0) size += tr(" · %1 M parameters").arg(double(info.parameters) / 1e6, 0, 'f', 0);
     if (!info.hash.isEmpty()) size += tr(" · hash %1").arg(info.hash);
     lines << size;
+    if (info.loaded) lines << tr("loaded in %1 s").arg(info.loadSeconds, 0, 'f', 2);
     for (const QString& n : info.notes) lines << QStringLiteral("<i>%1</i>").arg(n.toHtmlEscaped());
     m_details->setText(lines.join(QStringLiteral("<br>")));
     emit modelChanged(info);
@@ -137,11 +145,20 @@ void ModelPicker::setFailed(const QString& path, const QString& message) {
     m_loading = false;
     m_busy->hide();
     m_cancel->hide();
-    m_details->setText(QStringLiteral("<span style='color:#b00'>%1</span>").arg(message.toHtmlEscaped()));
+    QString text = QStringLiteral("<span style='color:#b00'>%1</span>").arg(message.toHtmlEscaped());
     // A model that does not open stays out of the recent list.
     QStringList recent = recentModels();
     if (recent.removeAll(path) > 0) QSettings().setValue("recentModels", recent);
-    m_current = path;
+    // The previous model is still loaded: keep it selected, so Generate runs it. With none loaded yet, the failed
+    // choice stays, and Generate says again what is wrong with it.
+    if (!m_loaded.isEmpty() && m_loaded != path) {
+        m_current = m_loaded;
+        text += QStringLiteral("<br>") + tr("Still using %1.").arg(m_info.displayName.toHtmlEscaped());
+    } else {
+        m_current = path;
+    }
+    rebuildCombo();
+    m_details->setText(text);
 }
 
 } // namespace dd::ui

@@ -1,6 +1,7 @@
 #pragma once
 // Which model to run: the built-in demo, recent models (QSettings), or a diffusers folder / single .safetensors
-// file opened from disk. Shows what was detected (family, dtypes, size, hash) and a load in progress.
+// file opened from disk. Shows what was detected (family, dtypes, size, hash) and a load in progress (a progress
+// bar per part and Cancel). A load that fails or is cancelled leaves the previously loaded model selected.
 #include "ui/modelinfo.h"
 
 #include <QWidget>
@@ -19,6 +20,7 @@ public:
     QString currentModel() const { return m_current; }
     const ModelInfo& info() const { return m_info; }
     bool loading() const { return m_loading; }
+    QString loadedModel() const { return m_loaded; }  // "" until a load succeeded
     QStringList recentModels() const;
 
 public slots:
@@ -26,7 +28,7 @@ public slots:
     void choose(const QString& path);
     void openFolder();
     void openFile();
-    void setLoading(const QString& path, const QString& phase);
+    void setLoading(const QString& path, const QString& phase, int done, int total);
     void setLoaded(const dd::ui::ModelInfo& info);
     void setFailed(const QString& path, const QString& message);
 
@@ -46,6 +48,7 @@ private:
     QProgressBar* m_busy;
     QToolButton* m_cancel;
     QString m_current;
+    QString m_loaded;
     ModelInfo m_info;
     bool m_loading = false;
 };

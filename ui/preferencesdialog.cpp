@@ -1,6 +1,14 @@
 #include "ui/preferencesdialog.h"
 
+#include "ui/dialoghooks.h"
+
+#include <QCheckBox>
 #include <QDialogButtonBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QToolButton>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -22,7 +30,7 @@ QDoubleSpinBox* number(const char* name, double lo, double hi, int decimals, dou
 
 } // namespace
 
-PreferencesDialog::PreferencesDialog(const PriceProfile& price, QWidget* parent) : QDialog(parent) {
+PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPreferences& prefs, QWidget* parent) : QDialog(parent) {
     setObjectName("preferencesDialog");
     setWindowTitle(tr("Preferences"));
     m_cloud = new QRadioButton(tr("Cloud GPU, billed per hour"), this);
@@ -48,11 +56,46 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, QWidget* parent)
     form->addRow(m_local);
     form->addRow(tr("Power draw"), m_watts);
     form->addRow(tr("Electricity"), m_usdPerKwh);
+    m_taesd = new QCheckBox(tr("Live previews through TAESD when available"), this);
+    m_taesd->setObjectName("taesdPreviews");
+    m_taesd->setToolTip(tr("A tiny decoder: a real picture at every previewed step. Without it, a colour approximation "
+                           "at 1/8 size."));
+    m_taesd->setChecked(prefs.taesdPreviews);
+    m_taesdFolder = new QLineEdit(prefs.taesdFolder, this);
+    m_taesdFolder->setObjectName("taesdFolder");
+    m_taesdFolder->setPlaceholderText(tr("next to the model (taesd/, taesdxl/)"));
+    auto* browse = new QToolButton(this);
+    browse->setText(tr("…"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString dir = chooseOpenPath(this, tr("TAESD folder"), {}, true);
+        if (!dir.isEmpty()) m_taesdFolder->setText(dir);
+    });
+    connect(m_taesd, &QCheckBox::toggled, m_taesdFolder, &QWidget::setEnabled);
+    m_taesdFolder->setEnabled(prefs.taesdPreviews);
+    auto* folderRow = new QHBoxLayout;
+    folderRow->addWidget(m_taesdFolder, 1);
+    folderRow->addWidget(browse);
+    auto* previews = new QGroupBox(tr("Live preview"), this);
+    auto* previewForm = new QFormLayout(previews);
+    previewForm->addRow(m_taesd);
+    previewForm->addRow(tr("TAESD folder"), folderRow);
+
+    m_modelFolders = new QPlainTextEdit(prefs.modelFolders.join('\n'), this);
+    m_modelFolders->setObjectName("modelFolders");
+    m_modelFolders->setMaximumHeight(70);
+    auto* models = new QGroupBox(tr("Model folders (one per line)"), this);
+    auto* modelsLayout = new QVBoxLayout(models);
+    modelsLayout->addWidget(new QLabel(tr("Searched, with the recent models' folders, for the model a restored image "
+                                          "was made with (by its hash)."), models));
+    modelsLayout->addWidget(m_modelFolders);
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(group);
+    layout->addWidget(previews);
+    layout->addWidget(models);
     layout->addWidget(buttons);
 }
 
@@ -62,6 +105,15 @@ PriceProfile PreferencesDialog::price() const {
     p.usdPerHour = m_usdPerHour->value();
     p.watts = m_watts->value();
     p.usdPerKwh = m_usdPerKwh->value();
+    return p;
+}
+
+AppPreferences PreferencesDialog::preferences() const {
+    AppPreferences p;
+    p.taesdPreviews = m_taesd->isChecked();
+    p.taesdFolder = m_taesdFolder->text().trimmed();
+    for (const QString& line : m_modelFolders->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
     return p;
 }
 

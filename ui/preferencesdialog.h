@@ -1,10 +1,14 @@
 #pragma once
-// Preferences: the price profile used for the cost per image.
+// Preferences: the price profile used for the cost per image, TAESD previews, model folders.
+#include "ui/apppreferences.h"
 #include "ui/pricing.h"
 
 #include <QDialog>
 
+class QCheckBox;
 class QDoubleSpinBox;
+class QLineEdit;
+class QPlainTextEdit;
 class QRadioButton;
 
 namespace dd::ui {
@@ -12,8 +16,9 @@ namespace dd::ui {
 class PreferencesDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit PreferencesDialog(const PriceProfile& price, QWidget* parent = nullptr);
+    PreferencesDialog(const PriceProfile& price, const AppPreferences& prefs, QWidget* parent = nullptr);
     PriceProfile price() const;
+    AppPreferences preferences() const;
 
 private:
     QRadioButton* m_cloud;
@@ -21,6 +26,9 @@ private:
     QDoubleSpinBox* m_usdPerHour;
     QDoubleSpinBox* m_watts;
     QDoubleSpinBox* m_usdPerKwh;
+    QCheckBox* m_taesd;
+    QLineEdit* m_taesdFolder;
+    QPlainTextEdit* m_modelFolders;
 };
 
 } // namespace dd::ui

@@ -22,6 +22,7 @@ struct FirstStep : dd::pipeline::Observer {
     Clock::time_point start;
     double firstStepDone = 0;
     double firstStepUnix = 0;  // wall clock, so the harness can measure from process launch (dynamic loading too)
+    bool wantsPreview(int, int) override { return false; }  // diffusers computes no preview either
     void onStep(int step, int, const dd::pipeline::Image&) override {
         if (step != 1) return;
         firstStepDone = std::chrono::duration<double>(Clock::now() - start).count();

@@ -48,7 +48,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
          {"precision", {{"unet", precisionName(p.unet)}, {"text_encoder", precisionName(p.textEncoder)}, {"vae", precisionName(p.vae)}}},
          {"vae_upcast", p.vaeUpcast}, {"attention", attentionName(p.attention)},
          {"attention_slice_size", p.attentionSliceSize}, {"query_chunk_size", p.queryChunkSize},
-         {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"channels_last", p.channelsLast},
+         {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"vae_tile_size", p.vaeTileSize}, {"channels_last", p.channelsLast},
          {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks}, {"fp8_storage", p.fp8Storage},
          {"threads", p.threads}};
 }
@@ -72,6 +72,7 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("query_chunk_size", p.queryChunkSize);
     get("vae_slicing", p.vaeSlicing);
     get("vae_tiling", p.vaeTiling);
+    get("vae_tile_size", p.vaeTileSize);
     get("channels_last", p.channelsLast);
     if (j.contains("offload")) p.offload = parseEnum(j.at("offload"), "offload", kOffloads);
     get("group_blocks", p.groupBlocks);
@@ -85,7 +86,8 @@ void validate(const MemoryPlan& p) {
         fail("device '" + p.device + "' is unknown (use auto, cpu, cuda or cuda:N)");
     if (p.attentionSliceSize < 0) fail("attention slice size must be 0 (auto) or positive");
     if (p.queryChunkSize < 1) fail("query chunk size must be positive");
-    if (p.groupBlocks < 1) fail("group offload needs at least 1 block per group");
+    if (p.groupBlocks < 0) fail("group offload needs 0 (leaf level) or more blocks per group");
+    if (p.vaeTileSize < 0 || p.vaeTileSize % 8) fail("VAE tile size must be 0 (the VAE's own) or a multiple of 8 pixels");
     if (!p.fp8Storage.empty() && p.fp8Storage != "e4m3fn" && p.fp8Storage != "e5m2")
         fail("fp8 storage '" + p.fp8Storage + "' is unknown (use e4m3fn or e5m2, or leave it empty)");
     if (p.threads < 0) fail("threads must be 0 (default) or positive");

@@ -16,7 +16,7 @@ enum class Precision { FP32, FP16, BF16 };
 // attention for CPUs (bounded [chunk, keys] score matrix).
 enum class Attention { Sdpa, SdpaMath, Sliced, Chunked };
 // Model: a whole component moves to the compute device when used. Sequential: per leaf module.
-// Group: N blocks per group (groupBlocks), next group prefetched.
+// Group: N blocks per group (groupBlocks; 0 = leaf level), next group prefetched.
 enum class Offload { None, Model, Sequential, Group };
 
 struct MemoryPlan {
@@ -30,10 +30,11 @@ struct MemoryPlan {
     int queryChunkSize = 1024;             // Chunked: queries per chunk
     bool vaeSlicing = false;               // decode a batch one image at a time (exact)
     bool vaeTiling = false;                // overlapping tiles, diffusers' blending and thresholds
+    int vaeTileSize = 0;                   // tile side in pixels (multiple of 8); 0 = the VAE's sample_size
     bool channelsLast = false;
     Offload offload = Offload::None;
-    int groupBlocks = 1;                   // Group offload: blocks per group
-    std::string fp8Storage;                // "", "e4m3fn", "e5m2": weights stored in fp8, computed in unet precision
+    int groupBlocks = 1;                   // Group offload: blocks per group; 0 = leaf level (each layer a group)
+    std::string fp8Storage;                // "", "e4m3fn", "e5m2": UNet weights stored in fp8, upcast per layer to unet precision
     int threads = 0;                       // CPU threads for torch (0 = torch's default)
 
     bool operator==(const MemoryPlan&) const = default;

@@ -156,9 +156,11 @@ int64_t offloadedShare(const MemoryPlan& plan, int64_t bytes) {
     switch (plan.offload) {
     case Offload::None:
     case Offload::Model: return bytes;
-    // Sequential: one leaf module at a time, a few percent of a network; group: groupBlocks of ~12 blocks.
+    // Sequential: one leaf module at a time, a few percent of a network. Group: the unmatched leaves plus two
+    // groups of groupBlocks blocks (core/memory/offload); an SD UNet has ~11 groups, the largest ~1.5x the
+    // average. Leaf level (groupBlocks 0): two leaves, as small as sequential.
     case Offload::Sequential: return bytes / 20;
-    case Offload::Group: return std::min(bytes, bytes * std::max(plan.groupBlocks, 1) * 2 / 12);
+    case Offload::Group: return plan.groupBlocks == 0 ? bytes / 20 : std::min(bytes, bytes * 3 * plan.groupBlocks / 11);
     }
     return bytes;
 }

@@ -80,7 +80,7 @@ AttentionImpl::AttentionImpl(const AttentionConfig& c, AttentionOptions o) : con
     const int64_t kvDim = c.crossAttentionDim > 0 ? c.crossAttentionDim : c.queryDim;
     if (c.groupNormGroups > 0)
         group_norm = register_module(
-            "group_norm", torch::nn::GroupNorm(torch::nn::GroupNormOptions(c.groupNormGroups, c.queryDim).eps(c.groupNormEps)));
+            "group_norm", GroupNorm(torch::nn::GroupNormOptions(c.groupNormGroups, c.queryDim).eps(c.groupNormEps)));
     to_q = register_module("to_q", LoraLinear(torch::nn::LinearOptions(c.queryDim, inner).bias(c.bias)));
     to_k = register_module("to_k", LoraLinear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));
     to_v = register_module("to_v", LoraLinear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));

@@ -50,7 +50,7 @@ struct AttentionImpl : torch::nn::Module {
 
     void setOptions(const AttentionOptions& o) { options = o; }
 
-    torch::nn::GroupNorm group_norm{nullptr};
+    GroupNorm group_norm{nullptr};
     LoraLinear to_q{nullptr}, to_k{nullptr}, to_v{nullptr};
     torch::nn::ModuleList to_out{nullptr};  // .0 Linear (with bias); diffusers' .1 is a parameterless Dropout
     AttentionConfig config;

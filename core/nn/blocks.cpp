@@ -40,8 +40,8 @@ namespace {
 LoraConv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0) {
     return LoraConv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
 }
-torch::nn::GroupNorm groupNorm(int64_t groups, int64_t channels, double eps) {
-    return torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(eps));
+GroupNorm groupNorm(int64_t groups, int64_t channels, double eps) {
+    return GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(eps));
 }
 } // namespace
 

@@ -35,7 +35,7 @@ struct ResnetBlock2DImpl : torch::nn::Module {
                       double outputScaleFactor = 1.0);
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& temb = {});
 
-    torch::nn::GroupNorm norm1{nullptr}, norm2{nullptr};
+    GroupNorm norm1{nullptr}, norm2{nullptr};
     LoraConv2d conv1{nullptr}, conv2{nullptr}, conv_shortcut{nullptr};
     LoraLinear time_emb_proj{nullptr};
     double outputScaleFactor;

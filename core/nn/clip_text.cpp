@@ -13,53 +13,11 @@
 namespace dd::nn {
 namespace {
 
-// Ref: transformers activations.py ACT2FN (QuickGELUActivation, GELUActivation, NewGELUActivation).
-ClipActivation activationFromName(const std::string& name) {
-    if (name == "quick_gelu") return ClipActivation::QuickGelu;
-    if (name == "gelu") return ClipActivation::Gelu;
-    if (name == "gelu_new" || name == "gelu_pytorch_tanh") return ClipActivation::GeluTanh;
-    throw io::ModelFileError("config.json", "text encoder hidden_act '" + name +
-                                                "' is not supported (expected quick_gelu, gelu, gelu_new or gelu_pytorch_tanh)");
-}
-
-int64_t positive(const nlohmann::json& j, const char* key, int64_t fallback) {
-    const int64_t v = j.value(key, fallback);
-    if (v <= 0) throw io::ModelFileError("config.json", std::string("text encoder ") + key + " must be positive, got " + std::to_string(v));
-    return v;
-}
-
 LoraLinear linear(int64_t in, int64_t out, bool bias = true) {
     return LoraLinear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
 } // namespace
-
-ClipTextConfig ClipTextConfig::fromJson(const nlohmann::json& j) {
-    const nlohmann::json& t = j.contains("text_config") ? j.at("text_config") : j;
-    bool withProjection = false;
-    if (const auto a = j.find("architectures"); a != j.end() && a->is_array())
-        for (const auto& name : *a) withProjection |= name.is_string() && name.get<std::string>() == "CLIPTextModelWithProjection";
-    return fromJson(t, withProjection);
-}
-
-// Defaults for absent fields are transformers' CLIPTextConfig defaults (configuration_clip.py).
-ClipTextConfig ClipTextConfig::fromJson(const nlohmann::json& j, bool withProjection) {
-    ClipTextConfig c;
-    c.vocabSize = positive(j, "vocab_size", 49408);
-    c.hiddenSize = positive(j, "hidden_size", 512);
-    c.intermediateSize = positive(j, "intermediate_size", 2048);
-    c.numHiddenLayers = positive(j, "num_hidden_layers", 12);
-    c.numAttentionHeads = positive(j, "num_attention_heads", 8);
-    c.maxPositionEmbeddings = positive(j, "max_position_embeddings", 77);
-    c.layerNormEps = j.value("layer_norm_eps", 1e-5);
-    c.hiddenAct = activationFromName(j.value("hidden_act", std::string("quick_gelu")));
-    c.eosTokenId = j.contains("eos_token_id") && j["eos_token_id"].is_number_integer() ? j["eos_token_id"].get<int64_t>() : 49407;
-    c.projectionDim = withProjection ? positive(j, "projection_dim", 512) : 0;
-    if (c.hiddenSize % c.numAttentionHeads != 0)
-        throw io::ModelFileError("config.json", "text encoder hidden_size " + std::to_string(c.hiddenSize) +
-                                                    " is not divisible by num_attention_heads " + std::to_string(c.numAttentionHeads));
-    return c;
-}
 
 const torch::Tensor& ClipTextOutput::hiddenState(int k) const {
     if (k < 1 || k > static_cast<int>(hiddenStates.size()))
@@ -105,7 +63,7 @@ torch::Tensor ClipMlpImpl::forward(const torch::Tensor& x) {
 
 // ---------------------------------------------------------------- CLIPEncoderLayer
 ClipEncoderLayerImpl::ClipEncoderLayerImpl(const ClipTextConfig& c) {
-    auto ln = [&] { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)); };
+    auto ln = [&] { return LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)); };
     self_attn = register_module("self_attn", ClipAttention(c.hiddenSize, c.numAttentionHeads));
     layer_norm1 = register_module("layer_norm1", ln());
     mlp = register_module("mlp", ClipMlp(c.hiddenSize, c.intermediateSize, c.hiddenAct));
@@ -119,15 +77,17 @@ torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x) {
 
 // ---------------------------------------------------------------- CLIPTextEmbeddings / encoder / body
 ClipTextEmbeddingsImpl::ClipTextEmbeddingsImpl(const ClipTextConfig& c) {
-    token_embedding = register_module("token_embedding", torch::nn::Embedding(c.vocabSize, c.hiddenSize));
-    position_embedding = register_module("position_embedding", torch::nn::Embedding(c.maxPositionEmbeddings, c.hiddenSize));
+    token_embedding = register_module("token_embedding", Embedding(c.vocabSize, c.hiddenSize));
+    position_embedding = register_module("position_embedding", Embedding(c.maxPositionEmbeddings, c.hiddenSize));
 }
 
 torch::Tensor ClipTextEmbeddingsImpl::forward(const torch::Tensor& ids) {
     const int64_t t = ids.size(-1), maxT = position_embedding->weight.size(0);
     if (t > maxT)
         throw std::invalid_argument("CLIP text encoder: " + std::to_string(t) + " tokens, at most " + std::to_string(maxT));
-    return token_embedding(ids) + position_embedding->weight.narrow(0, 0, t).unsqueeze(0);
+    // Through the layer's forward (not its weight), so an offloaded or fp8-stored table is materialised.
+    const auto positions = torch::arange(t, ids.options().dtype(torch::kLong)).unsqueeze(0);
+    return token_embedding(ids) + position_embedding(positions);
 }
 
 ClipEncoderImpl::ClipEncoderImpl(const ClipTextConfig& c) {
@@ -139,7 +99,7 @@ ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& c) {
     embeddings = register_module("embeddings", ClipTextEmbeddings(c));
     encoder = register_module("encoder", ClipEncoder(c));
     final_layer_norm = register_module(
-        "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)));
+        "final_layer_norm", LayerNorm(torch::nn::LayerNormOptions({c.hiddenSize}).eps(c.layerNormEps)));
 }
 
 // ---------------------------------------------------------------- CLIPTextModel(WithProjection)
@@ -149,7 +109,9 @@ ClipTextModelImpl::ClipTextModelImpl(const ClipTextConfig& c) : m_config(c) {
 }
 
 torch::Dtype ClipTextModelImpl::dtype() const { return text_model->final_layer_norm->weight.scalar_type(); }
-torch::Device ClipTextModelImpl::device() const { return text_model->final_layer_norm->weight.device(); }
+torch::Device ClipTextModelImpl::device() const {
+    return inputDevice ? *inputDevice : text_model->final_layer_norm->weight.device();
+}
 
 // Ref: CLIPTextModel.forward, the two pooled_output branches.
 torch::Tensor ClipTextModelImpl::poolingIndex(const torch::Tensor& ids) const {

@@ -14,8 +14,9 @@
 #include "core/io/safetensors.h"
 #include "core/nn/lora_layers.h"
 
-#include <nlohmann/json_fwd.hpp>
+#include "core/nn/clip_text_config.h"
 
+#include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
@@ -23,38 +24,11 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace dd::nn {
-
-enum class ClipActivation {
-    QuickGelu,  // "quick_gelu": x·sigmoid(1.702x), OpenAI CLIP-L
-    Gelu,       // "gelu": exact erf GELU, OpenCLIP ViT-H / bigG
-    GeluTanh,   // "gelu_new" / "gelu_pytorch_tanh": tanh approximation
-};
-
-struct ClipTextConfig {
-    int64_t vocabSize = 49408;
-    int64_t hiddenSize = 768;
-    int64_t intermediateSize = 3072;
-    int64_t numHiddenLayers = 12;
-    int64_t numAttentionHeads = 12;
-    int64_t maxPositionEmbeddings = 77;
-    double layerNormEps = 1e-5;
-    ClipActivation hiddenAct = ClipActivation::QuickGelu;
-    // Selects the pooling rule as transformers does: 2 (the legacy value in most Hub configs) pools at
-    // argmax(ids), any other value at the first position holding that id. With SD tokenizers both give
-    // the first 49407 (EOS is the largest id).
-    int64_t eosTokenId = 2;
-    // > 0 builds CLIPTextModelWithProjection (text_projection, no bias); 0 builds CLIPTextModel.
-    int64_t projectionDim = 0;
-
-    // A transformers config.json. withProjection defaults to "architectures" naming
-    // CLIPTextModelWithProjection. Throws dd::io::ModelFileError for an unknown hidden_act or bad sizes.
-    static ClipTextConfig fromJson(const nlohmann::json& j);
-    static ClipTextConfig fromJson(const nlohmann::json& j, bool withProjection);
-};
 
 struct ClipTextOutput {
     torch::Tensor lastHiddenState;            // [B, T, W] after final_layer_norm
@@ -90,7 +64,7 @@ struct ClipEncoderLayerImpl : torch::nn::Module {
     explicit ClipEncoderLayerImpl(const ClipTextConfig& c);
     torch::Tensor forward(const torch::Tensor& x);
     ClipAttention self_attn{nullptr};
-    torch::nn::LayerNorm layer_norm1{nullptr}, layer_norm2{nullptr};
+    LayerNorm layer_norm1{nullptr}, layer_norm2{nullptr};
     ClipMlp mlp{nullptr};
 };
 TORCH_MODULE(ClipEncoderLayer);
@@ -99,7 +73,7 @@ TORCH_MODULE(ClipEncoderLayer);
 struct ClipTextEmbeddingsImpl : torch::nn::Module {
     explicit ClipTextEmbeddingsImpl(const ClipTextConfig& c);
     torch::Tensor forward(const torch::Tensor& ids);
-    torch::nn::Embedding token_embedding{nullptr}, position_embedding{nullptr};
+    Embedding token_embedding{nullptr}, position_embedding{nullptr};
 };
 TORCH_MODULE(ClipTextEmbeddings);
 
@@ -115,7 +89,7 @@ struct ClipTextTransformerImpl : torch::nn::Module {
     explicit ClipTextTransformerImpl(const ClipTextConfig& c);
     ClipTextEmbeddings embeddings{nullptr};
     ClipEncoder encoder{nullptr};
-    torch::nn::LayerNorm final_layer_norm{nullptr};
+    LayerNorm final_layer_norm{nullptr};
 };
 TORCH_MODULE(ClipTextTransformer);
 
@@ -129,7 +103,9 @@ struct ClipTextModelImpl : torch::nn::Module {
     torch::Tensor finalLayerNorm(const torch::Tensor& x) { return text_model->final_layer_norm(x); }
     const ClipTextConfig& config() const { return m_config; }
     torch::Dtype dtype() const;
-    torch::Device device() const;
+    torch::Device device() const;  // where inputs go: inputDevice, else where the weights are
+    // Set while offloading keeps the weights elsewhere between forwards (core/memory/offload).
+    std::optional<torch::Device> inputDevice;
 
     ClipTextTransformer text_model{nullptr};
     LoraLinear text_projection{nullptr};  // only when config.projectionDim > 0

@@ -7,6 +7,8 @@
 //    Costs the LoRA's own bytes and two small matmuls per touched layer and step.
 // scale = user weight · alpha / rank (kohya, diffusers/PEFT). Module names are matched against the networks'
 // own names (diffusers / transformers), kohya's underscore spelling and SDXL's LDM block names included.
+// Merge writes the parameters themselves: a network under an offload (core/memory/offload, whose parameters
+// are placeholders between uses) must have it detached around apply() and clear() (LoraStack does this).
 // Not thread-safe: use it on the engine thread, between runs.
 #include "core/io/lora_file.h"
 #include "core/nn/clip_text.h"
@@ -52,6 +54,7 @@ public:
     // Extra bytes held: originals of merged weights, or the side paths' down/up.
     int64_t extraBytes() const;
     bool empty() const { return m_originals.empty() && m_withPaths.empty(); }
+    bool merged() const { return !m_originals.empty(); }
 
 private:
     std::map<torch::nn::Module*, torch::Tensor> m_originals;  // weight tensors as they were before merging

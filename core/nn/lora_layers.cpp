@@ -15,7 +15,9 @@ std::pair<torch::Tensor, torch::Tensor> LoraSidePath::on(const torch::Tensor& x)
     return {m_down, m_up};
 }
 
+// The side path runs inside the leaf's guard too: while it runs, the offload may have the weights anywhere.
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
+    const LeafScope scope(leafHook, *this);
     auto y = torch::nn::LinearImpl::forward(x);
     for (const auto& p : sidePaths) {
         const auto [down, up] = p->on(x);
@@ -25,6 +27,7 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor LoraConv2dImpl::forward(const torch::Tensor& x) {
+    const LeafScope scope(leafHook, *this);
     auto y = torch::nn::Conv2dImpl::forward(x);
     for (const auto& p : sidePaths) {
         const auto [down, up] = p->on(x);

@@ -18,25 +18,14 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include "core/nn/taesd_config.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <string>
 #include <vector>
 
 namespace dd::nn {
-
-struct TaesdConfig {
-    int64_t inChannels = 3, outChannels = 3, latentChannels = 4;
-    std::vector<int64_t> encoderBlockOutChannels{64, 64, 64, 64}, decoderBlockOutChannels{64, 64, 64, 64};
-    std::vector<int64_t> numEncoderBlocks{1, 3, 3, 3}, numDecoderBlocks{3, 3, 3, 1};
-    int64_t upsamplingScalingFactor = 2;
-    double latentMagnitude = 3.0, latentShift = 0.5;  // only for the 8-bit latent helpers below
-    double scalingFactor = 1.0, shiftFactor = 0.0;
-    bool forceUpcast = false;
-
-    // Throws dd::io::ModelFileError naming `source` for settings this implementation lacks.
-    static TaesdConfig fromJson(const nlohmann::json& j, const std::string& source = "taesd/config.json");
-};
 
 // AutoencoderTinyBlock / TAESD Block: conv path (conv.0, conv.2, conv.4 with ReLUs) + skip, then ReLU.
 struct TaesdBlockImpl : torch::nn::Module {

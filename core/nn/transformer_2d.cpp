@@ -29,7 +29,7 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) { return out(gegl
 
 BasicTransformerBlockImpl::BasicTransformerBlockImpl(int64_t dim, int64_t heads, int64_t headDim,
                                                      int64_t crossAttentionDim, bool upcastAttention) {
-    auto layerNorm = [&] { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-5)); };
+    auto layerNorm = [&] { return LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-5)); };
     AttentionConfig self;
     self.queryDim = dim;
     self.heads = heads;
@@ -53,7 +53,7 @@ torch::Tensor BasicTransformerBlockImpl::forward(torch::Tensor x, const torch::T
 
 Transformer2DModelImpl::Transformer2DModelImpl(const Transformer2DConfig& c) : config(c) {
     const int64_t inner = c.heads * c.headDim;
-    norm = register_module("norm", torch::nn::GroupNorm(torch::nn::GroupNormOptions(c.normGroups, c.inChannels).eps(1e-6)));
+    norm = register_module("norm", GroupNorm(torch::nn::GroupNormOptions(c.normGroups, c.inChannels).eps(1e-6)));
     if (c.useLinearProjection)
         proj_in_linear = register_module("proj_in", LoraLinear(c.inChannels, inner));
     else

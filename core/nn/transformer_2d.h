@@ -34,7 +34,7 @@ struct BasicTransformerBlockImpl : torch::nn::Module {
                               bool upcastAttention);
     torch::Tensor forward(torch::Tensor x, const torch::Tensor& context);
 
-    torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
+    LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
     Attention attn1{nullptr}, attn2{nullptr};
     FeedForward ff{nullptr};
 };
@@ -55,7 +55,7 @@ struct Transformer2DModelImpl : torch::nn::Module {
     explicit Transformer2DModelImpl(const Transformer2DConfig& config);
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
 
-    torch::nn::GroupNorm norm{nullptr};
+    GroupNorm norm{nullptr};
     LoraConv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};
     LoraLinear proj_in_linear{nullptr}, proj_out_linear{nullptr};
     torch::nn::ModuleList transformer_blocks{nullptr};

@@ -12,6 +12,8 @@
 #include "core/nn/blocks.h"
 #include "core/nn/unet_blocks.h"
 
+#include "core/nn/unet_config.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <optional>
@@ -19,33 +21,6 @@
 #include <vector>
 
 namespace dd::nn {
-
-struct UNetConfig {
-    int64_t inChannels = 4, outChannels = 4;
-    std::vector<int64_t> blockOutChannels{320, 640, 1280, 1280};
-    std::vector<std::string> downBlockTypes, upBlockTypes;
-    std::vector<int64_t> layersPerBlock;              // per down block
-    std::vector<int64_t> heads;                        // config "attention_head_dim" (= heads), per down block
-    std::vector<int64_t> crossAttentionDim;            // per down block
-    std::vector<int64_t> transformerLayers;            // per down block
-    std::vector<int64_t> reverseTransformerLayers;     // per up block (config or reversed transformerLayers)
-    bool useLinearProjection = false;
-    bool upcastAttention = false;
-    bool flipSinToCos = true;
-    double freqShift = 0;
-    int64_t normGroups = 32;
-    double normEps = 1e-5;
-    int64_t downsamplePadding = 1;
-    double midBlockScaleFactor = 1;
-    int64_t timeCondProjDim = 0;
-    std::string additionEmbedType;                     // "" or "text_time"
-    int64_t additionTimeEmbedDim = 0;
-    int64_t projectionClassEmbeddingsInputDim = 0;
-    int64_t sampleSize = 64;
-
-    // Throws dd::io::ModelFileError (naming "unet/config.json") for settings this implementation lacks.
-    static UNetConfig fromJson(const nlohmann::json& j);
-};
 
 // SDXL micro-conditioning: pooled text embeddings [B, P] and time ids [B, 6].
 struct AddedCond {
@@ -72,7 +47,7 @@ struct UNet2DConditionModelImpl : torch::nn::Module {
     TimestepEmbedding time_embedding{nullptr}, add_embedding{nullptr};
     torch::nn::ModuleList down_blocks{nullptr}, up_blocks{nullptr};
     UNetMidBlock mid_block{nullptr};
-    torch::nn::GroupNorm conv_norm_out{nullptr};
+    GroupNorm conv_norm_out{nullptr};
 
 private:
     torch::Tensor timeEmbedding(const torch::Tensor& sample, const torch::Tensor& timestep,

@@ -13,15 +13,14 @@
 namespace dd::nn {
 namespace {
 
-const char* kSource = "vae/config.json";
 constexpr double kEps = 1e-6;  // every VAE GroupNorm
 
-torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
-    return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
+Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
+    return Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
 }
 
-torch::nn::GroupNorm groupNorm(int64_t groups, int64_t channels) {
-    return torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(kEps));
+GroupNorm groupNorm(int64_t groups, int64_t channels) {
+    return GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(kEps));
 }
 
 // DownEncoderBlock2D / UpDecoderBlock2D: resnets without time embedding, then the optional resampler.
@@ -49,42 +48,6 @@ struct VaeBlockImpl : torch::nn::Module {
 TORCH_MODULE(VaeBlock);
 
 } // namespace
-
-VaeConfig VaeConfig::fromJson(const nlohmann::json& j) {
-    try {
-        VaeConfig c;
-        c.inChannels = configValue<int64_t>(j, "in_channels", 3);
-        c.outChannels = configValue<int64_t>(j, "out_channels", 3);
-        c.latentChannels = configValue<int64_t>(j, "latent_channels", 4);
-        c.blockOutChannels = configValue(j, "block_out_channels", std::vector<int64_t>{64});
-        c.layersPerBlock = configValue<int64_t>(j, "layers_per_block", 1);
-        c.normGroups = configValue<int64_t>(j, "norm_num_groups", 32);
-        const auto size = j.find("sample_size");
-        if (size != j.end() && size->is_array() && !size->empty())
-            c.sampleSize = (*size)[0].get<int64_t>();
-        else
-            c.sampleSize = configValue<int64_t>(j, "sample_size", 32);
-        c.scalingFactor = configValue(j, "scaling_factor", 0.18215);
-        c.useQuantConv = configValue(j, "use_quant_conv", true);
-        c.usePostQuantConv = configValue(j, "use_post_quant_conv", true);
-        c.midBlockAddAttention = configValue(j, "mid_block_add_attention", true);
-        c.forceUpcast = configValue(j, "force_upcast", true);
-        const auto n = c.blockOutChannels.size();
-        const auto down = configValue(j, "down_block_types", std::vector<std::string>(n, "DownEncoderBlock2D"));
-        const auto up = configValue(j, "up_block_types", std::vector<std::string>(n, "UpDecoderBlock2D"));
-        if (n == 0 || down.size() != n || up.size() != n)
-            throw io::ModelFileError(kSource, "down_block_types, up_block_types and block_out_channels differ in length");
-        for (const auto& t : down)
-            if (t != "DownEncoderBlock2D") throw io::ModelFileError(kSource, "down block type '" + t + "' is not supported");
-        for (const auto& t : up)
-            if (t != "UpDecoderBlock2D") throw io::ModelFileError(kSource, "up block type '" + t + "' is not supported");
-        if (configValue<std::string>(j, "act_fn", "silu") != "silu")
-            throw io::ModelFileError(kSource, "act_fn other than silu is not supported");
-        return c;
-    } catch (const nlohmann::json::exception& e) {
-        throw io::ModelFileError(kSource, std::string("malformed: ") + e.what());
-    }
-}
 
 VaeMidBlockImpl::VaeMidBlockImpl(int64_t channels, int64_t groups, bool addAttention) {
     resnets = register_module("resnets", torch::nn::ModuleList());
@@ -165,15 +128,17 @@ AutoencoderKLImpl::AutoencoderKLImpl(const VaeConfig& c, AttentionOptions attent
     setAttention(attention);
 }
 
-torch::Tensor AutoencoderKLImpl::encodeOne(const torch::Tensor& x, bool tiled) {
-    if (tiled && (x.size(2) > m_config.sampleSize || x.size(3) > m_config.sampleSize)) return tiledEncode(x);
+torch::Tensor AutoencoderKLImpl::encodeOne(const torch::Tensor& x, const VaeRunOptions& run) {
+    const int64_t tile = run.tileSize > 0 ? run.tileSize : m_config.sampleSize;
+    if (run.tiled && (x.size(2) > tile || x.size(3) > tile)) return tiledEncode(x, tile);
     auto h = encoder(x);
     return quant_conv ? quant_conv(h) : h;
 }
 
-torch::Tensor AutoencoderKLImpl::decodeOne(const torch::Tensor& z, bool tiled) {
-    const int64_t tile = m_config.sampleSize / m_config.scaleFactor();
-    if (tiled && (z.size(2) > tile || z.size(3) > tile)) return tiledDecode(z);
+torch::Tensor AutoencoderKLImpl::decodeOne(const torch::Tensor& z, const VaeRunOptions& run) {
+    const int64_t sampleTile = run.tileSize > 0 ? run.tileSize : m_config.sampleSize;
+    const int64_t tile = sampleTile / m_config.scaleFactor();
+    if (run.tiled && (z.size(2) > tile || z.size(3) > tile)) return tiledDecode(z, sampleTile);
     return decoder(post_quant_conv ? post_quant_conv(z) : z);
 }
 
@@ -181,19 +146,19 @@ LatentDist AutoencoderKLImpl::encode(const torch::Tensor& image, VaeRunOptions r
     torch::Tensor moments;
     if (run.sliced && image.size(0) > 1) {
         std::vector<torch::Tensor> parts;
-        for (const auto& one : image.split(1)) parts.push_back(encodeOne(one, run.tiled));
+        for (const auto& one : image.split(1)) parts.push_back(encodeOne(one, run));
         moments = torch::cat(parts);
     } else {
-        moments = encodeOne(image, run.tiled);
+        moments = encodeOne(image, run);
     }
     auto halves = moments.chunk(2, 1);
     return LatentDist{halves[0], torch::clamp(halves[1], -30.0, 20.0)};
 }
 
 torch::Tensor AutoencoderKLImpl::decode(const torch::Tensor& z, VaeRunOptions run) {
-    if (!(run.sliced && z.size(0) > 1)) return decodeOne(z, run.tiled);
+    if (!(run.sliced && z.size(0) > 1)) return decodeOne(z, run);
     std::vector<torch::Tensor> parts;
-    for (const auto& one : z.split(1)) parts.push_back(decodeOne(one, run.tiled));
+    for (const auto& one : z.split(1)) parts.push_back(decodeOne(one, run));
     return torch::cat(parts);
 }
 

@@ -12,6 +12,8 @@
 #include "core/nn/blocks.h"
 
 #include <ATen/core/Generator.h>
+#include "core/nn/vae_config.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <optional>
@@ -19,22 +21,6 @@
 #include <vector>
 
 namespace dd::nn {
-
-struct VaeConfig {
-    int64_t inChannels = 3, outChannels = 3, latentChannels = 4;
-    std::vector<int64_t> blockOutChannels{128, 256, 512, 512};
-    int64_t layersPerBlock = 2;
-    int64_t normGroups = 32;
-    int64_t sampleSize = 512;         // tile size in pixels when tiling
-    double scalingFactor = 0.18215;
-    bool useQuantConv = true, usePostQuantConv = true, midBlockAddAttention = true;
-    bool forceUpcast = true;          // SDXL VAE: decode in fp32 when the weights are fp16 (the caller's choice)
-
-    // 2^(levels − 1): 8 for real models, 2 for diffusers' tiny test VAE.
-    int64_t scaleFactor() const { return int64_t(1) << (blockOutChannels.size() - 1); }
-    // Throws dd::io::ModelFileError (naming "vae/config.json") for settings this implementation lacks.
-    static VaeConfig fromJson(const nlohmann::json& j);
-};
 
 // UNetMidBlock2D as the VAE uses it: resnets.0 → attentions.0 (single head, group_norm, residual) → resnets.1.
 struct VaeMidBlockImpl : torch::nn::Module {
@@ -49,10 +35,10 @@ struct VaeEncoderImpl : torch::nn::Module {
     explicit VaeEncoderImpl(const VaeConfig& c);
     torch::Tensor forward(torch::Tensor x);  // → [B, 2·latent, h, w] moments (before quant_conv)
 
-    torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
+    Conv2d conv_in{nullptr}, conv_out{nullptr};
     torch::nn::ModuleList down_blocks{nullptr};
     VaeMidBlock mid_block{nullptr};
-    torch::nn::GroupNorm conv_norm_out{nullptr};
+    GroupNorm conv_norm_out{nullptr};
 };
 TORCH_MODULE(VaeEncoder);
 
@@ -60,10 +46,10 @@ struct VaeDecoderImpl : torch::nn::Module {
     explicit VaeDecoderImpl(const VaeConfig& c);
     torch::Tensor forward(torch::Tensor z);
 
-    torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
+    Conv2d conv_in{nullptr}, conv_out{nullptr};
     VaeMidBlock mid_block{nullptr};
     torch::nn::ModuleList up_blocks{nullptr};
-    torch::nn::GroupNorm conv_norm_out{nullptr};
+    GroupNorm conv_norm_out{nullptr};
 };
 TORCH_MODULE(VaeDecoder);
 
@@ -80,6 +66,7 @@ struct LatentDist {
 struct VaeRunOptions {
     bool sliced = false;  // one image of the batch at a time (diffusers enable_slicing): same numbers
     bool tiled = false;   // overlapping tiles of config.sampleSize pixels when larger (diffusers enable_tiling)
+    int64_t tileSize = 0; // tile side in pixels when tiled; 0 = config.sampleSize (smaller: the OOM retry)
 };
 
 struct AutoencoderKLImpl : torch::nn::Module {
@@ -96,13 +83,13 @@ struct AutoencoderKLImpl : torch::nn::Module {
 
     VaeEncoder encoder{nullptr};
     VaeDecoder decoder{nullptr};
-    torch::nn::Conv2d quant_conv{nullptr}, post_quant_conv{nullptr};
+    Conv2d quant_conv{nullptr}, post_quant_conv{nullptr};
 
 private:
-    torch::Tensor encodeOne(const torch::Tensor& x, bool tiled);
-    torch::Tensor decodeOne(const torch::Tensor& z, bool tiled);
-    torch::Tensor tiledEncode(const torch::Tensor& x);
-    torch::Tensor tiledDecode(const torch::Tensor& z);
+    torch::Tensor encodeOne(const torch::Tensor& x, const VaeRunOptions& run);
+    torch::Tensor decodeOne(const torch::Tensor& z, const VaeRunOptions& run);
+    torch::Tensor tiledEncode(const torch::Tensor& x, int64_t sampleTile);
+    torch::Tensor tiledDecode(const torch::Tensor& z, int64_t sampleTile);
     VaeConfig m_config;
 };
 TORCH_MODULE(AutoencoderKL);

@@ -51,8 +51,8 @@ torch::Tensor tiled(const torch::Tensor& in, int64_t tileIn, int64_t stride, int
 
 } // namespace
 
-torch::Tensor AutoencoderKLImpl::tiledEncode(const torch::Tensor& x) {
-    const int64_t sampleTile = m_config.sampleSize, latentTile = sampleTile / m_config.scaleFactor();
+torch::Tensor AutoencoderKLImpl::tiledEncode(const torch::Tensor& x, int64_t sampleTile) {
+    const int64_t latentTile = sampleTile / m_config.scaleFactor();
     const int64_t blend = static_cast<int64_t>(latentTile * 0.25);
     return tiled(x, sampleTile, static_cast<int64_t>(sampleTile * 0.75), blend, latentTile - blend,
                  [&](const torch::Tensor& t) {
@@ -61,8 +61,8 @@ torch::Tensor AutoencoderKLImpl::tiledEncode(const torch::Tensor& x) {
                  });
 }
 
-torch::Tensor AutoencoderKLImpl::tiledDecode(const torch::Tensor& z) {
-    const int64_t sampleTile = m_config.sampleSize, latentTile = sampleTile / m_config.scaleFactor();
+torch::Tensor AutoencoderKLImpl::tiledDecode(const torch::Tensor& z, int64_t sampleTile) {
+    const int64_t latentTile = sampleTile / m_config.scaleFactor();
     const int64_t blend = static_cast<int64_t>(sampleTile * 0.25);
     return tiled(z, latentTile, static_cast<int64_t>(latentTile * 0.75), blend, sampleTile - blend,
                  [&](const torch::Tensor& t) { return decoder(post_quant_conv ? post_quant_conv(t) : t); });

@@ -6,14 +6,18 @@
 // stay fp32 whatever the networks run in, so a precision change only changes what the networks compute.
 #include "core/pipeline/engine.h"
 
+#include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/memory/determinism.h"
 #include "core/memory/memory_probe.h"
+#include "core/memory/oom_retry.h"
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
+#include "core/pipeline/previewer.h"
+#include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
@@ -21,7 +25,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 
 namespace dd::pipeline {
@@ -174,26 +180,33 @@ std::string modelHashOf(const std::string& source) {
     return std::filesystem::is_regular_file(source, ec) ? io::hashModelFile(source).shortHash : std::string();
 }
 
+// Where the networks live for `plan` on `device`: model offload keeps them on the CPU between uses.
+// Where a plan keeps the networks between uses. Offload keeps them at home on the CPU and moves them to the
+// compute device per stage; it only means something when that device is not the CPU (tests ask for it there,
+// with the compute side labelled "compute" in the ledger).
+struct OffloadSetup {
+    bool offload;
+    std::string computeLabel;
+    torch::Device home;
+    Placement placement;
+    std::string key;  // Residency::key once the offloads are attached
+};
+
+OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, torch::Device device, bool offloadOnCpu) {
+    const bool offload = (device.is_cuda() || offloadOnCpu) && plan.offload != memory::Offload::None;
+    const std::string label = device.is_cpu() && offloadOnCpu ? "compute" : device.str();
+    const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
+    return {offload, label, home,
+            Placement{home, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast, plan.channelsLast},
+            offloadKey(plan, offload) + "/" + label};
+}
+
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
 
-// Model offload: a network lives at home (the CPU) and visits the compute device while it is used.
-class Visit {
-public:
-    Visit(torch::nn::Module& net, torch::Device home, torch::Device compute, torch::ScalarType dtype, bool channelsLast)
-        : m_net(net), m_home(home), m_dtype(dtype), m_channelsLast(channelsLast), m_moved(home != compute) {
-        if (m_moved) placeNetwork(m_net, compute, dtype, channelsLast);
-    }
-    ~Visit() {
-        if (m_moved) placeNetwork(m_net, m_home, m_dtype, m_channelsLast);
-    }
-    Visit(const Visit&) = delete;
-    Visit& operator=(const Visit&) = delete;
-
-private:
-    torch::nn::Module& m_net;
-    torch::Device m_home;
-    torch::ScalarType m_dtype;
-    bool m_channelsLast, m_moved;
+// A run restarted with a lower preset after running out of memory (the networks must be placed again).
+struct RestartWith {
+    settings::GenerationSettings settings;
+    std::vector<std::string> warnings;
 };
 
 } // namespace
@@ -204,24 +217,39 @@ struct Engine::Loaded {
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
     LoraStack loras;         // what LoRAs the networks carry now
+    Residency residency;
 };
 
-Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_log(std::move(log)) {}
+Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std::make_unique<Previewer>()), m_log(std::move(log)) {}
 Engine::~Engine() = default;
 
 GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                                   const Image* initImage) {
-    try {
-        return run(s, cancel, observer, initImage);
-    } catch (const c10::Error& e) {
-        // torch's own message without its C++ backtrace: what a person can act on.
-        throw std::runtime_error(e.what_without_backtrace());
+    m_stageAttempts.clear();
+    m_recoveries.clear();
+    settings::GenerationSettings current = s;
+    std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
+    for (;;) {
+        try {
+            auto r = run(current, cancel, observer, initImage);
+            r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
+            return r;
+        } catch (RestartWith& restart) {
+            current = std::move(restart.settings);
+            carried.insert(carried.end(), restart.warnings.begin(), restart.warnings.end());
+        } catch (const c10::Error& e) {
+            // torch's own message without its C++ backtrace: what a person can act on.
+            throw std::runtime_error(e.what_without_backtrace());
+        }
     }
 }
 
+const memory::ResidencyLedger& Engine::ledger() const { return m_loaded->residency.ledger; }
+
 void Engine::releaseModel() {
     if (!m_loaded->model) return;
-    m_loaded->loras.clear();  // while the networks still exist
+    m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
+    m_loaded->loras.clear();      // then the LoRAs' originals back, while the networks still exist
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -234,42 +262,146 @@ void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = 
 
 int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
+LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+                        const LoadProgress& progress, const std::string& knownHash) {
+    try {
+        memory::validate(plan);
+        c10::InferenceMode inference;
+        const auto t0 = Clock::now();
+        const std::string wanted = source.empty() ? kDemoModel : source;
+        const torch::Device device = resolveDevice(plan.device);
+        const OffloadSetup setup = offloadSetupFor(plan, device, m_hooks.offloadOnCpu);
+        const Placement& want = setup.placement;
+        auto step = [&](const std::string& part, int done, int total) {
+            if (cancel.cancelled()) throw Cancelled();
+            if (progress) progress(part, done, total);
+        };
+        LoadReport report;
+        report.source = wanted;
+        report.alreadyLoaded = m_loaded->model && m_loaded->model->source == wanted && m_loaded->requested == want &&
+                               m_loaded->residency.key == setup.key;
+        if (!report.alreadyLoaded) {
+            auto model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want, step);
+            std::string hash = knownHash;
+            if (hash.empty() && std::filesystem::is_regular_file(wanted)) {  // only single files have an A1111 hash
+                step("hash", 0, 0);
+                hash = modelHashOf(wanted);
+            }
+            if (cancel.cancelled()) throw Cancelled();
+            releaseModel();  // only now: a cancelled or failed load left the previous model in place
+            m_loaded->model = std::move(model);
+            m_loaded->requested = want;
+            m_loaded->hash = hash;
+            attachOffloads(m_loaded->residency, *m_loaded->model, plan, device, setup.offload, setup.computeLabel);
+            m_loaded->residency.key = setup.key;
+            memory::releaseFreedMemory();
+            if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
+        }
+        if (progress) progress("ready", 1, 1);
+        report.displayName = m_loaded->model->displayName;
+        report.family = std::string(io::familyName(m_loaded->model->family));
+        report.hash = m_loaded->hash;
+        report.seconds = secondsSince(t0);
+        return report;
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(e.what_without_backtrace());
+    }
+}
+
+std::string Engine::loadedModel() const { return m_loaded->model ? m_loaded->model->source : std::string(); }
+
+void Engine::setPreviewDecoder(const std::string& taesdPath) {
+    try {
+        m_previewer->useTaesd(taesdPath, m_loaded->model ? m_loaded->model->placement.device : torch::Device(torch::kCPU));
+    } catch (const c10::Error& e) {
+        throw io::ModelFileError(taesdPath, e.what_without_backtrace());
+    }
+}
+
+std::string Engine::previewDecoder() const { return m_previewer->taesdPath(); }
+int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
+
 GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                              const Image* initImage) {
     settings::validate(s);
     memory::validate(s.plan);
     if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
     c10::InferenceMode inference;
-    const memory::MemoryPlan& plan = s.plan;
+    memory::MemoryPlan plan = s.plan;  // out-of-memory recovery may make it more frugal
     const torch::Device device = resolveDevice(plan.device);
     const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
     const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
     GenerationResult result;
     result.settings = s;
 
-    // Offload only means something when the compute device is not the CPU. Sequential and group offload
-    // (issue 6) are not built yet: they fall back to model offload, which keeps the same promise.
-    const bool offload = device.is_cuda() && plan.offload != memory::Offload::None;
-    if (offload && plan.offload != memory::Offload::Model)
-        result.warnings.push_back(std::string(memory::offloadName(plan.offload)) +
-                                  " offload is not available yet: used model offload instead");
-    const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
+    // Offload only means something when the compute device is not the CPU (tests ask for it there, with the
+    // compute side labelled "compute" in the ledger).
+    const OffloadSetup setup = offloadSetupFor(plan, device, m_hooks.offloadOnCpu);
+    const bool offload = setup.offload;
+    const std::string& computeLabel = setup.computeLabel;
+    const torch::Device home = setup.home;
+    Residency& res = m_loaded->residency;
+    res.ledger.resetPeaks();
 
     // Determinism mode takes SDPA's math kernel: the same reduction order on every run and machine.
     nn::AttentionOptions attention = attentionOptionsFor(plan);
     if (s.deterministic) attention = {nn::AttentionBackend::SdpaMath};
 
+    // Out-of-memory recovery: a stage that runs out of memory is retried with the next more frugal setting
+    // (core/memory/oom_retry); a preset switch restarts the run, since the networks must be placed again.
+    memory::FrugalState frugal{plan, s.preset, false};
+    memory::RetryContext retry;  // the model's part is filled in once it is loaded
+    retry.computeIsCpu = device.is_cpu();
+    retry.batch = s.batchSize;
+    retry.presets = m_hooks.presets ? m_hooks.presets : &shippedPresets();
+    auto attempt = [&](memory::Stage stage, auto&& body, auto&& applyPlan) {
+        const std::string name = memory::stageName(stage);
+        for (;;) {
+            std::string error;
+            try {
+                if (m_hooks.beforeStageAttempt) m_hooks.beforeStageAttempt(name, m_stageAttempts[name]++);
+                return body();
+            } catch (const c10::OutOfMemoryError& e) {
+                error = e.what_without_backtrace();
+            } catch (const std::bad_alloc&) {
+                error = "a host memory allocation failed";
+            }
+            memory::releaseFreedMemory();  // what the failed attempt held is gone with its stack
+            const auto next = memory::nextFallback(stage, frugal, retry);
+            if (!next) {
+                if (!m_loaded->model) throw std::runtime_error("out of memory while loading the model and no lower preset is left to try (" + error.substr(0, error.find('\n')) + ")");
+                throw std::runtime_error(outOfMemoryMessage(stage, error, m_recoveries, *m_loaded->model, s, plan, device));
+            }
+            m_recoveries.push_back(next->change);
+            result.warnings.push_back("out of memory in " + name + ": retried with " + next->change);
+            if (next->presetSwitch) {
+                auto restarted = s;
+                restarted.plan = next->state.plan;
+                restarted.preset = next->state.preset;
+                throw RestartWith{restarted, result.warnings};
+            }
+            frugal = next->state;
+            plan = frugal.plan;
+            applyPlan();
+        }
+    };
+    auto nothingToApply = [] {};
+
     meter.begin();
     auto t0 = Clock::now();
     const std::string wanted = s.model.empty() ? kDemoModel : s.model;
-    const Placement want{home, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast, plan.channelsLast};
-    if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want)) {
+    const Placement& want = setup.placement;
+    const std::string& placementKey = setup.key;
+    if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want) || res.key != placementKey) {
         const bool sameFile = m_loaded->model && m_loaded->model->source == wanted;
         std::string hash = sameFile ? m_loaded->hash : std::string();
         releaseModel();  // free the old model (host and device) before loading the next
-        m_loaded->model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want);
+        attempt(memory::Stage::Load, [&] { m_loaded->model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want); },
+                nothingToApply);
         m_loaded->requested = want;
         m_loaded->hash = sameFile || m_loaded->model->isDemo ? hash : modelHashOf(wanted);
+        attachOffloads(res, *m_loaded->model, plan, device, offload, computeLabel);
+        res.key = placementKey;
         // The networks' random initial weights were just replaced by the file's: give that heap back.
         memory::releaseFreedMemory();
         if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
@@ -278,8 +410,28 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const Placement& placed = m.placement;
     m.unet->setAttention(attention);
     m.vae->setAttention(attention);
-    // LoRAs (core/pipeline/lora_stack): applied or swapped here, the model itself stays loaded.
-    result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings);
+    // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and
+    // between runs, the model itself stays loaded. Merging writes the weights, so the networks' offloads are
+    // detached around it (their parameters get the stored copies back) and attached again from the edited
+    // weights: the stored copies at home carry the LoRA, and unmerging restores them bit for bit.
+    const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
+        std::vector<const torch::nn::Module*> detached;
+        for (const torch::nn::Module* net : {static_cast<const torch::nn::Module*>(m.unet.get()),
+                                             m.textEncoder ? static_cast<const torch::nn::Module*>(m.textEncoder.get()) : nullptr,
+                                             m.textEncoder2 ? static_cast<const torch::nn::Module*>(m.textEncoder2.get()) : nullptr})
+            if (net && res.offloads.erase(net)) detached.push_back(net);
+        const auto reattach = [&] {
+            for (const auto* net : detached) attachOffloads(res, m, plan, device, offload, computeLabel, net);
+        };
+        try {
+            edit();
+        } catch (...) {
+            reattach();
+            throw;
+        }
+        reattach();
+    };
+    result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
     result.modelName = m.displayName;
     result.modelHash = m_loaded->hash;
     result.timings.loadSeconds = secondsSince(t0);
@@ -291,7 +443,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     env.device = device.is_cuda() ? memory::sampleMemory(int(device.index())).deviceName : "CPU";
     if (env.device.empty() || env.device == "CPU") env.device = device.is_cuda() ? device.str() : "CPU";
     env.attention = attentionLabel(attention);
-    env.offload = offload ? "model" : "none";
+    env.offload = offload ? memory::offloadName(plan.offload) : "none";
+    if (!plan.fp8Storage.empty()) env.offload += ", unet fp8-" + plan.fp8Storage + " storage";
     env.threads = determinism.threads();
     env.deterministic = s.deterministic;
     auto precisionText = [&] {
@@ -305,6 +458,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (s.width % f || s.height % f)
         throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
     const bool cfg = s.cfgScale > 1.0;
+    retry.vaeSampleSize = int(m.vae->config().sampleSize);
+    retry.minTileSize = int(16 * f);
+    retry.maxHeads = int(*std::max_element(m.unet->config().heads.begin(), m.unet->config().heads.end()));
+
 
     // --- text encode (or the cache) ---
     meter.begin();
@@ -319,11 +476,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const text::CfgConditioning* prompts = m_loaded->conditioning.find(key);
     result.textEncodeCached = prompts != nullptr;
     if (!prompts) {
-        auto encodeOn = [&](torch::ScalarType dtype) {
+        auto encodeOn = [&] {
             // Offload: the encoders visit the compute device only on a cache miss.
-            std::optional<Visit> v1, v2;
-            if (m.textEncoder) v1.emplace(*m.textEncoder, home, device, dtype, false);
-            if (m.textEncoder2) v2.emplace(*m.textEncoder2, home, device, dtype, false);
+            const memory::NetworkUse use1(m.textEncoder ? res.of(m.textEncoder.get()) : nullptr),
+                use2(m.textEncoder2 ? res.of(m.textEncoder2.get()) : nullptr);
             ++m_textEncoderRuns;
             auto c = encodeText(m, textSettings, cfg);
             for (auto* side : {&c.negative, &c.positive})
@@ -331,7 +487,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
                     if (t->defined()) *t = t->to(device);
             return c;
         };
-        auto c = encodeOn(placed.textEncoder);
+        auto c = attempt(memory::Stage::Encode, encodeOn, nothingToApply);
         const auto finite = [](const text::CfgConditioning& c) {
             return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
         };
@@ -339,10 +495,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(placed.textEncoder) +
                                       ": the prompt was encoded again in fp32");
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) placeNetwork(**te, home, torch::kFloat32, false);
-            c = encodeOn(torch::kFloat32);
+                if (*te) computeIn(res, **te, home, torch::kFloat32, false);
+            c = encodeOn();
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) placeNetwork(**te, home, placed.textEncoder, false);
+                if (*te) computeIn(res, **te, home, placed.textEncoder, false);
         }
         m_loaded->conditioning.insert(key, std::move(c));
         prompts = m_loaded->conditioning.find(key);
@@ -370,9 +526,9 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         int64_t begin = 0;
         torch::Tensor latents;
         if (initImage) {
-            const Visit onDevice(*m.vae, home, device, placed.vae, placed.channelsLast);
+            const memory::NetworkUse onDevice(res.of(m.vae.get()));
             const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae);
-            const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling});
+            const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling, plan.vaeTileSize});
             // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
             const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
             std::vector<torch::Tensor> encoded;
@@ -385,7 +541,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         } else {
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
-        const Visit onDevice(*m.unet, home, device, unetDtype, placed.channelsLast);
+        const memory::NetworkUse onDevice(res.of(m.unet.get()));
         result.timings.stepSeconds.clear();
         const auto& timesteps = scheduler->timesteps();
         const int64_t total = timesteps.size(0);
@@ -406,19 +562,26 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             result.timings.stepSeconds.push_back(secondsSince(tStep));
             meter.sample("denoise");
             if (observer) {
-                observer->onLatents(int(i - begin + 1), latents);
-                observer->onStep(int(i - begin + 1), int(total - begin), latentPreview(latents[0], m.family));
+                const int step = int(i - begin + 1), steps = int(total - begin);
+                observer->onLatents(step, latents);
+                const bool preview = observer->wantsPreview(step, steps);
+                observer->onStep(step, steps, preview ? m_previewer->make(latents[0], m.family) : Image{});
             }
         }
         return latents;
     };
-    auto latents = denoise(placed.unet);
+    auto latents = attempt(memory::Stage::Denoise, [&] { return denoise(placed.unet); }, [&] {
+        attention = attentionOptionsFor(plan);
+        m.unet->setAttention(attention);
+        m.vae->setAttention(attention);
+        env.attention = attentionLabel(attention);
+    });
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {
         result.warnings.push_back(std::string("the UNet produced NaN/Inf in ") + dtypeName(placed.unet) +
                                   ": the denoising was run again in fp32");
-        placeNetwork(*m.unet, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *m.unet, home, torch::kFloat32, placed.channelsLast);
         latents = denoise(torch::kFloat32);
-        placeNetwork(*m.unet, home, placed.unet, placed.channelsLast);
+        computeIn(res, *m.unet, home, placed.unet, placed.channelsLast);
     }
     result.memory.denoise = meter.end("denoise");
 
@@ -426,23 +589,35 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     meter.begin();
     t0 = Clock::now();
     auto decode = [&](torch::ScalarType dtype) {
-        const Visit onDevice(*m.vae, home, device, dtype, placed.channelsLast);
         // Determinism mode decodes one image at a time whatever the plan says: CPU convolution kernels are
         // chosen per batch size, so a batched decode can differ from a sliced one in the last bit.
-        return m.vae->decodeLatents(toNet(latents, dtype), {plan.vaeSlicing || s.deterministic, plan.vaeTiling});
+        const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
+        if (!frugal.vaeOnCpu) {
+            const memory::NetworkUse onDevice(res.of(m.vae.get()));
+            return m.vae->decodeLatents(toNet(latents, dtype), run);
+        }
+        // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
+        res.offloads.erase(m.vae.get());  // gives the leaves their stored copies back
+        res.ledger.remove(m.vae.get());
+        placeNetwork(*m.vae, torch::kCPU, torch::kFloat32, false);
+        auto rgb = m.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
+        placeNetwork(*m.vae, home, placed.vae, placed.channelsLast);
+        attachOffloads(res, m, plan, device, offload, computeLabel, m.vae.get());
+        return rgb;
     };
-    auto rgb = decode(placed.vae);
+    auto rgb = attempt(memory::Stage::Decode, [&] { return decode(placed.vae); }, nothingToApply);
     if (placed.vae != torch::kFloat32 && !allFinite(rgb)) {
         result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(placed.vae) +
                                   ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
-        placeNetwork(*m.vae, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *m.vae, home, torch::kFloat32, placed.channelsLast);
         rgb = decode(torch::kFloat32);
-        placeNetwork(*m.vae, home, placed.vae, placed.channelsLast);
+        computeIn(res, *m.vae, home, placed.vae, placed.channelsLast);
     }
     result.images = toImages(rgb);
     result.timings.decodeSeconds = secondsSince(t0);
     result.memory.decode = meter.end("decode");
     env.precision = precisionText();
+    result.settings.plan = plan;  // what made the images, after any out-of-memory fallback
     return result;
 }
 

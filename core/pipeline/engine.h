@@ -3,14 +3,40 @@
 // the text conditioning of recent prompts for it (a run that changes only seed, steps, CFG, sampler or size
 // does not run the text encoders).
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
+#include "core/memory/ledger.h"
 #include "core/pipeline/generation.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace dd::pipeline {
+
+class Previewer;
+
+// What Engine::load loaded.
+struct LoadReport {
+    std::string source;       // as asked (kDemoModel for the demo)
+    std::string displayName;
+    std::string family;       // "SD 1.x", ...
+    std::string hash;         // A1111 short hash ("" for folders and the demo)
+    double seconds = 0;
+    bool alreadyLoaded = false;  // nothing to do: that model was loaded with that placement
+};
+
+// Test hooks (tests/memory): prove offloading and out-of-memory recovery on a machine without a GPU.
+struct EngineTestHooks {
+    // Offload on the CPU too, with the compute side labelled "compute" in the ledger, so residency there can
+    // be told apart from the home copies (normally offload means nothing on the CPU and is skipped).
+    bool offloadOnCpu = false;
+    // Called before every attempt of a stage ("text encode", "denoise", "VAE decode"; attempts count from 0
+    // per generate call); it may throw c10::OutOfMemoryError or std::bad_alloc, as a real allocation would.
+    std::function<void(const std::string& stage, int attempt)> beforeStageAttempt;
+    // The presets the out-of-memory recovery steps down through (null: the shipped ones).
+    const std::vector<memory::Preset>* presets = nullptr;
+};
 
 class Engine {
 public:
@@ -25,6 +51,24 @@ public:
     GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                               const Image* initImage = nullptr);
 
+    // Loads `source` (a model path or kDemoModel) placed as `plan` says, so the next generate with that model
+    // and plan starts at once. `progress` is told each part (sd_model.h LoadStep, then "hash"); `cancel` is
+    // checked between parts. The previous model is freed only once the new one is complete: a cancelled
+    // (Cancelled) or failed (dd::io::ModelFileError, std::invalid_argument) load leaves it loaded and usable —
+    // at the price of holding both while loading. `knownHash` spares hashing the file again.
+    using LoadProgress = std::function<void(const std::string& part, int done, int total)>;
+    LoadReport load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+                    const LoadProgress& progress = {}, const std::string& knownHash = {});
+    // The loaded model's source ("" when none).
+    std::string loadedModel() const;
+
+    // Live previews through TAESD at `taesdPath` ("" = the latent→RGB approximation). Loads it now, on the
+    // loaded model's device; throws dd::io::ModelFileError and keeps the previous choice.
+    void setPreviewDecoder(const std::string& taesdPath);
+    std::string previewDecoder() const;
+    // Previews computed since the engine was made (the observer's wantsPreview decides).
+    int64_t previewsBuilt() const;
+
     // Frees the loaded model, its cached conditioning and what the allocators keep (host heap, CUDA cache).
     // The next generate loads again.
     void releaseModel();
@@ -34,15 +78,23 @@ public:
     void setLoraFolders(std::vector<std::string> folders);
     // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
     int64_t loraBytes() const;
+    // Bytes of weights resident per device (labels "cpu", "cuda:0"; "compute" under offloadOnCpu), updated at
+    // every placement; its peaks restart at each generate.
+    const memory::ResidencyLedger& ledger() const;
+    void setTestHooks(EngineTestHooks hooks) { m_hooks = std::move(hooks); }
 
 private:
     GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
                          const Image* initImage);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
+    std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
     std::vector<std::string> m_loraFolders;
+    EngineTestHooks m_hooks;
+    std::map<std::string, int> m_stageAttempts;  // per generate call
+    std::vector<std::string> m_recoveries;       // out-of-memory fallbacks taken in this generate call
 };
 
 // The model name the app opens when the user has not chosen one.

@@ -76,10 +76,13 @@ struct Cancelled : std::exception {
     const char* what() const noexcept override { return "generation cancelled"; }
 };
 
-// Per-step progress. `preview` is a cheap latent→RGB approximation of the first image (may be empty).
+// Per-step progress. `preview` is the live preview of the first image (TAESD or the latent→RGB approximation);
+// empty on steps for which wantsPreview said no.
 class Observer {
 public:
     virtual ~Observer() = default;
+    // Asked after each step, before the preview is computed: a "no" costs nothing (the UI's adaptive cadence).
+    virtual bool wantsPreview(int /*step*/, int /*totalSteps*/) { return true; }
     virtual void onStep(int step, int totalSteps, const Image& preview) = 0;
     // The whole latent batch after each step (engine thread, torch users only: tests, tools).
     virtual void onLatents(int /*step*/, const at::Tensor& /*latents*/) {}

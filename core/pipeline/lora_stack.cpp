@@ -68,7 +68,8 @@ const LoraStack::Cached& LoraStack::load(const std::string& path) {
 }
 
 std::vector<settings::LoraSetting> LoraStack::apply(SdModel& m, const settings::GenerationSettings& s,
-                                                    const std::vector<std::string>& folders, std::vector<std::string>& warnings) {
+                                                    const std::vector<std::string>& folders, std::vector<std::string>& warnings,
+                                                    const WeightEditor& editor) {
     std::vector<settings::LoraSetting> wanted;
     try {
         for (const auto& tag : text::extractExtraNetworks(s.prompt).loras)
@@ -93,8 +94,6 @@ std::vector<settings::LoraSetting> LoraStack::apply(SdModel& m, const settings::
     }
     if (signature.str() == m_signature) return wanted;  // already on the networks
 
-    m_applier.clear();
-    m_signature.clear();
     const nn::LoraNetworks nets{m.unet, m.textEncoder, m.textEncoder2};
     std::vector<nn::LoraPatch> patches;
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -113,7 +112,12 @@ std::vector<settings::LoraSetting> LoraStack::apply(SdModel& m, const settings::
             warnings.push_back(paths[i] + ": no layer of this LoRA fits the model (a LoRA for another model family?)");
         patches.insert(patches.end(), std::make_move_iterator(bound.patches.begin()), std::make_move_iterator(bound.patches.end()));
     }
-    m_applier.apply(patches, s.loraMode == "side" ? nn::LoraMode::SidePath : nn::LoraMode::Merge);
+    // Side paths leave the parameters alone; merging (or unmerging the previous set) writes them.
+    const auto mode = s.loraMode == "side" ? nn::LoraMode::SidePath : nn::LoraMode::Merge;
+    m_signature.clear();
+    const auto edit = [&] { m_applier.apply(patches, mode); };  // apply() clears the previous set first
+    if (editor && (m_applier.merged() || (mode == nn::LoraMode::Merge && !patches.empty()))) editor(edit);
+    else edit();
     m_signature = signature.str();
     return wanted;
 }

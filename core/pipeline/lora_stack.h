@@ -9,6 +9,7 @@
 #include "core/pipeline/lora_search.h"
 #include "core/settings/generation_settings.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,14 +18,22 @@ namespace dd::pipeline {
 
 struct SdModel;
 
+// Runs `edit`, which writes the networks' parameters, so that the change sticks. Under offload
+// (core/memory/offload) the parameters are placeholders between uses and each leaf's stored copy at home is
+// what runs: the engine detaches the offloads (the parameters get the stored copies back, fp8 ones included),
+// runs the edit and attaches them again, so the stored copies are made from the edited weights. Empty: the
+// edit runs as it is (nothing offloaded).
+using WeightEditor = std::function<void(const std::function<void()>& edit)>;
+
 class LoraStack {
 public:
     // The prompt's tags (fromPrompt entries of s.loras are ignored: they are the tags of an earlier run) and
     // the explicit s.loras, resolved and applied to `m`. Returns every LoRA applied, with its hash, for
     // result.settings.loras; appends unmatched / unknown keys (naming the file) to `warnings`.
     std::vector<settings::LoraSetting> apply(SdModel& m, const settings::GenerationSettings& s,
-                                             const std::vector<std::string>& folders, std::vector<std::string>& warnings);
-    // Takes every LoRA off the networks (weights back bit for bit).
+                                             const std::vector<std::string>& folders, std::vector<std::string>& warnings,
+                                             const WeightEditor& editor = {});
+    // Takes every LoRA off the networks (weights back bit for bit). Their offloads must be detached already.
     void clear() { m_applier.clear(); m_signature.clear(); }
     // Identifies what is applied: part of the conditioning cache key, so cached text embeddings never outlive
     // the text-encoder LoRAs they were made with.

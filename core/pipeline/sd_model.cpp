@@ -59,9 +59,15 @@ void placeNetwork(torch::nn::Module& net, torch::Device device, torch::ScalarTyp
         if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
-std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& place) {
+std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& place, const LoadStep& step) {
     const torch::Device device = place.device;
+    if (step) step("checkpoint", 0, 0);
     io::Checkpoint ck = io::loadCheckpoint(path);
+    const int parts = 2 + int(ck.components.count("text_encoder") + ck.components.count("text_encoder_2"));
+    int done = 0;
+    auto next = [&](const char* part) {
+        if (step) step(part, done++, parts);
+    };
     auto m = std::make_unique<SdModel>();
     m->source = path;
     m->displayName = std::filesystem::path(path).filename().replace_extension().string();
@@ -69,18 +75,24 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& p
     m->family = ck.family;
     const std::string where = path + ": ";
     m->placement = place;
+    next("unet");
     m->unet = loadNet(nn::UNet2DConditionModel(nn::UNetConfig::fromJson(ck.configs.at("unet"))), ck.components.at("unet"),
                       where + "unet", device, place.unet, place.channelsLast);
     const auto vaeConfig = nn::VaeConfig::fromJson(ck.configs.at("vae"));
     m->placement.vae = vaeDtype(place, vaeConfig, m->isXl());
+    next("vae");
     m->vae = loadNet(nn::AutoencoderKL(vaeConfig), ck.components.at("vae"), where + "vae", device, m->placement.vae,
                      place.channelsLast);
-    if (ck.components.count("text_encoder"))
+    if (ck.components.count("text_encoder")) {
+        next("text_encoder");
         m->textEncoder = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
                                           ck.components.at("text_encoder"), where + "text_encoder", place.textEncoder, device);
-    if (ck.components.count("text_encoder_2"))
+    }
+    if (ck.components.count("text_encoder_2")) {
+        next("text_encoder_2");
         m->textEncoder2 = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
                                            ck.components.at("text_encoder_2"), where + "text_encoder_2", place.textEncoder, device);
+    }
     if (!m->textEncoder && !m->textEncoder2) throw io::ModelFileError(path, "the checkpoint has no text encoder");
     attachTokenizers(*m, ck);
     m->schedulerConfig = ck.configs.count("scheduler") ? ck.configs.at("scheduler") : nlohmann::json::object();

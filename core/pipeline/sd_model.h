@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,9 +44,13 @@ struct SdModel {
     int64_t vaeScaleFactor() const { return vae->config().scaleFactor(); }
 };
 
+// Told before each part of a load: "checkpoint" (0 of 0: reading the layout), then each network ("unet", "vae",
+// "text_encoder", "text_encoder_2") as `done` of `total` parts. It may throw (e.g. Cancelled) to stop between parts.
+using LoadStep = std::function<void(const std::string& part, int done, int total)>;
+
 // Loads weights into networks placed as asked: each file tensor is converted once, straight from the
 // memory map to the target dtype and device. Throws dd::io::ModelFileError.
-std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& placement);
+std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& placement, const LoadStep& step = {});
 inline std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device) {
     return loadSdModel(path, Placement{device});
 }

@@ -15,9 +15,24 @@ namespace {
 
 std::string errnoText() { return std::strerror(errno); }
 
+std::atomic<int> g_faults[4]{};
+
+// True (with errno set) when a test injected a failure at `point`.
+bool injected(FaultPoint point) {
+    const int error = g_faults[int(point)].load();
+    if (error != 0) errno = error;
+    return error != 0;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& why) { throw FileWriteError(path + ": " + why); }
 
 void writeAll(int fd, std::string_view bytes, const std::string& path) {
+    if (injected(FaultPoint::Write)) {
+        const int error = errno;
+        (void)!::write(fd, bytes.data(), bytes.size() / 2);
+        errno = error;
+        fail(path, "write failed: " + errnoText());
+    }
     while (!bytes.empty()) {
         const ssize_t n = ::write(fd, bytes.data(), bytes.size());
         if (n < 0 && errno == EINTR) continue;
@@ -52,11 +67,11 @@ void writeFileDurably(const std::string& path, std::string_view bytes, Replace r
     if (target.filename().empty()) fail(path, "not a file name");
     if (replace == Replace::Never && fs::exists(fs::symlink_status(target))) throw FileExistsError(path + ": already exists");
     const std::string tmp = temporaryFor(target);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = injected(FaultPoint::Create) ? -1 : ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) fail(path, "cannot create a file in " + target.parent_path().string() + ": " + errnoText());
     try {
         writeAll(fd, bytes, path);
-        if (::fsync(fd) != 0) fail(path, "fsync failed: " + errnoText());
+        if (injected(FaultPoint::Sync) || ::fsync(fd) != 0) fail(path, "fsync failed: " + errnoText());
     } catch (...) {
         ::close(fd);
         ::unlink(tmp.c_str());
@@ -68,14 +83,14 @@ void writeFileDurably(const std::string& path, std::string_view bytes, Replace r
     }
     if (replace == Replace::Never) {
         // link() fails with EEXIST instead of replacing: two writers racing for one name cannot clobber.
-        const int rc = ::link(tmp.c_str(), path.c_str());
+        const int rc = injected(FaultPoint::Publish) ? -1 : ::link(tmp.c_str(), path.c_str());
         const int err = errno;
         ::unlink(tmp.c_str());
         if (rc != 0) {
             if (err == EEXIST) throw FileExistsError(path + ": already exists");
             fail(path, std::string("cannot create: ") + std::strerror(err));
         }
-    } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    } else if (injected(FaultPoint::Publish) || ::rename(tmp.c_str(), path.c_str()) != 0) {
         const std::string why = errnoText();
         ::unlink(tmp.c_str());
         fail(path, "cannot replace: " + why);
@@ -97,7 +112,7 @@ int removeStaleTemporaries(const std::string& dir, std::string_view forName) {
 
 AppendLog::AppendLog(const std::string& path) : m_path(path) {
     const bool existed = fs::exists(path);
-    m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    m_fd = injected(FaultPoint::Create) ? -1 : ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (m_fd < 0) fail(path, "cannot open for appending: " + errnoText());
     if (!existed) syncFolder(fs::path(path).parent_path());
 }
@@ -110,8 +125,18 @@ void AppendLog::append(std::string_view line) {
     if (line.find('\n') != std::string_view::npos) fail(m_path, "a journal line must not contain a newline");
     std::string buf(line);
     buf += '\n';
-    writeAll(m_fd, buf, m_path);  // O_APPEND: one write() per line, so lines never interleave
-    if (::fdatasync(m_fd) != 0) fail(m_path, "fsync failed: " + errnoText());
+    // A failed append (disk full mid-line) is cut back off: a torn line in the middle of the journal would
+    // swallow the next, complete line when it is appended after it.
+    const off_t before = ::lseek(m_fd, 0, SEEK_END);
+    try {
+        writeAll(m_fd, buf, m_path);  // O_APPEND: one write() per line, so lines never interleave
+        if (injected(FaultPoint::Sync) || ::fdatasync(m_fd) != 0) fail(m_path, "fsync failed: " + errnoText());
+    } catch (...) {
+        if (before >= 0) (void)!::ftruncate(m_fd, before);
+        throw;
+    }
 }
+
+void injectFault(FaultPoint point, int error) { g_faults[int(point)] = error; }
 
 } // namespace dd::queue

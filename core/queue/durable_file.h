@@ -52,4 +52,10 @@ private:
     int m_fd = -1;
 };
 
+// Test hook (fault injection): every operation at `point` fails with `error` (ENOSPC: disk full, EACCES:
+// permission denied, ENOENT: folder vanished) until it is cleared with error 0. A Write fault writes half of
+// the bytes first, as a disk filling up mid-write does. Process-wide; tests only.
+enum class FaultPoint { Create, Write, Sync, Publish };
+void injectFault(FaultPoint point, int error);
+
 } // namespace dd::queue

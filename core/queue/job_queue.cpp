@@ -66,6 +66,8 @@ std::string JobQueue::applyLine(std::vector<Job>& jobs, const std::string& line)
         ++j->interruptions;
     } else if (event == "retry") {
         if (j->state != JobState::Done) j->state = JobState::Pending;
+    } else if (event == "remove") {
+        jobs.erase(jobs.begin() + (j - jobs.data()));
     } else {
         return "unknown journal event '" + event.substr(0, 40) + "' was skipped";
     }
@@ -147,6 +149,10 @@ void JobQueue::interrupt(const std::string& id) {
 void JobQueue::retry(const std::string& id) {
     get(id);
     record({{"event", "retry"}, {"id", id}});
+}
+void JobQueue::remove(const std::string& id) {
+    if (get(id).state == JobState::Running) throw std::invalid_argument("job '" + id + "' is running: cancel it first");
+    record({{"event", "remove"}, {"id", id}});
 }
 
 } // namespace dd::queue

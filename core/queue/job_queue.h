@@ -8,7 +8,8 @@
 //
 // Rules (InvokeAI's, not ComfyUI's endless crash loop): a job that was running when the process died is marked
 // interrupted and next() never picks it again by itself; retry(id) is an explicit decision. Done jobs stay done.
-// Pure (std + nlohmann_json), Qt-free: the CLI batch runner and the GUI share it. Not thread-safe: one owner.
+// Removing a job is an event too (replay drops it). Pure (std + nlohmann_json), Qt-free: the CLI batch runner
+// and the GUI share it. Not thread-safe: one owner.
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -48,6 +49,7 @@ public:
     void fail(const std::string& id, const std::string& error);
     void interrupt(const std::string& id);
     void retry(const std::string& id);  // an interrupted or failed job becomes pending again
+    void remove(const std::string& id); // gone from the queue (the GUI's Remove); throws for a running job
 
     const std::vector<Job>& jobs() const { return m_jobs; }
     const Job* find(const std::string& id) const;

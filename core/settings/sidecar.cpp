@@ -51,7 +51,7 @@ void checkIntegerRanges(const nlohmann::json& settings, const nlohmann::json& j)
         if (const auto it = settings.find(k); it != settings.end()) check(*it, -2147483648.0, 2147483648.0, std::string("settings.") + k);
     if (const auto it = settings.find("seed"); it != settings.end()) check(*it, -9.2e18, 9.2e18, "settings.seed");
     if (const auto plan = settings.find("memory_plan"); plan != settings.end() && plan->is_object())
-        for (const char* k : {"attention_slice_size", "query_chunk_size", "group_blocks", "threads"})
+        for (const char* k : {"attention_slice_size", "query_chunk_size", "group_blocks", "vae_tile_size", "threads"})
             if (const auto it = plan->find(k); it != plan->end())
                 check(*it, -2147483648.0, 2147483648.0, std::string("settings.memory_plan.") + k);
     if (const auto it = j.find("seeds"); it != j.end() && it->is_array())

@@ -6,6 +6,7 @@
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/safetensors.h"
+#include "core/memory/memory_plan.h"
 #include "core/memory/predictor.h"
 #include "core/nn/lora.h"
 #include "core/pipeline/engine.h"
@@ -83,6 +84,7 @@ void writeFile(const QString& path, const QByteArray& bytes) {
 class TestLora : public QObject {
     Q_OBJECT
     QJsonArray m_cases;
+    std::map<QString, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> m_withoutOffload;  // mode → (LoRA, none)
 
 private slots:
     void initTestCase() {
@@ -227,6 +229,73 @@ private slots:
         QVERIFY(!rn.textEncodeCached);
         const auto ref = io::SafetensorsFile::open((kDir + "/ref_peft_sd1.safetensors").toStdString());
         QVERIFY(maxAbs(a, ref->tensor("latents_fused")) < 1e-4);  // an explicit LoRA = the same LoRA as a tag
+    }
+
+    // Offload (run on the CPU through the test hook) keeps each leaf's stored copy at home and placeholders in the
+    // parameters: a merged LoRA must land in the stored copies, and taking it off must restore them exactly.
+    // Every offload mode, merged or as a side path, gives the image the same LoRA gives without offload.
+    void loraUnderOffload_data() {
+        QTest::addColumn<int>("offload");
+        QTest::addColumn<QString>("mode");
+        for (auto o : {memory::Offload::Model, memory::Offload::Sequential, memory::Offload::Group})
+            for (QString mode : {"merge", "side"})
+                QTest::newRow(qPrintable(QString(memory::offloadName(o)) + " " + mode)) << int(o) << mode;
+    }
+    void loraUnderOffload() {
+        QFETCH(int, offload);
+        QFETCH(QString, mode);
+        auto s = caseSettings(m_cases.at(0).toObject());
+        s.loraMode = mode.toStdString();
+        auto none = s;
+        none.prompt = text::extractExtraNetworks(s.prompt).prompt;
+        pipeline::CancelToken cancel;
+        if (!m_withoutOffload.count(mode)) {  // the references, once per mode
+            pipeline::Engine plain;
+            plain.setLoraFolders({kDir.toStdString()});
+            m_withoutOffload[mode] = {plain.generate(s, cancel, nullptr).images.at(0).rgb,
+                                      plain.generate(none, cancel, nullptr).images.at(0).rgb};
+        }
+        const auto& [want, wantNone] = m_withoutOffload[mode];
+        QVERIFY(want != wantNone);
+
+        int loads = 0;
+        pipeline::Engine engine([&](const std::string& line) { loads += line.starts_with("loaded ") ? 1 : 0; });
+        engine.setLoraFolders({kDir.toStdString()});
+        pipeline::EngineTestHooks hooks;
+        hooks.offloadOnCpu = true;
+        engine.setTestHooks(hooks);
+        for (auto* st : {&s, &none}) st->plan.offload = memory::Offload(offload);
+        const auto r = engine.generate(s, cancel, nullptr);
+        QCOMPARE(r.environment.offload, std::string(memory::offloadName(memory::Offload(offload))));
+        QVERIFY2(r.images.at(0).rgb == want, "the LoRA under offload gives another image than without offload");
+        QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home
+        QVERIFY2(engine.generate(none, cancel, nullptr).images.at(0).rgb == wantNone, "the LoRA was not taken off exactly");
+        QVERIFY(engine.generate(s, cancel, nullptr).images.at(0).rgb == want);
+        QCOMPARE(loads, 1);
+    }
+
+    // fp8 layerwise storage (the UNet's stored copies in float8): merging writes the merged weight in fp8, a side
+    // path computes in the compute dtype; both change the image, and taking either off gives the fp8 image
+    // without LoRA back bit for bit. The LoRA touches the UNet only (the text encoders are not fp8), so the image
+    // can only change through the UNet's fp8 stored copies.
+    void loraWithFp8Storage() {
+        const auto c = m_cases.at(0).toObject();
+        auto none = caseSettings(c);
+        none.prompt = text::extractExtraNetworks(none.prompt).prompt;
+        none.plan.fp8Storage = "e4m3fn";
+        auto s = none;
+        s.loras = {{c["lora"].toString().toStdString(), 1.0, 0.0}};
+        pipeline::CancelToken cancel;
+        pipeline::Engine engine;
+        engine.setLoraFolders({kDir.toStdString()});
+        const auto r = engine.generate(none, cancel, nullptr);
+        QVERIFY(r.environment.offload.find("fp8-e4m3fn") != std::string::npos);
+        const auto withoutLora = r.images.at(0).rgb;
+        for (const char* mode : {"merge", "side"}) {
+            s.loraMode = mode;
+            QVERIFY2(engine.generate(s, cancel, nullptr).images.at(0).rgb != withoutLora, mode);
+            QVERIFY2(engine.generate(none, cancel, nullptr).images.at(0).rgb == withoutLora, mode);
+        }
     }
 
     // The predictor's LoRA bytes, from file shapes alone, equal what the applier holds (fp32 plan), and go into

@@ -45,6 +45,30 @@ private slots:
         QCOMPARE(again.find("job-1")->state, JobState::Done);
     }
 
+    void removedJobsStayRemoved() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("queue.jsonl").toStdString();
+        {
+            JobQueue q(path);
+            q.enqueue("a", {}, "a");
+            q.enqueue("b", {}, "b");
+            q.enqueue("c", {}, "c");
+            q.start("a");
+            QVERIFY_THROWS_EXCEPTION(std::invalid_argument, q.remove("a"));  // running: cancel first
+            q.remove("b");
+            QVERIFY(!q.find("b"));
+            QCOMPARE(q.jobs().size(), std::size_t(2));
+        }
+        JobQueue q(path);
+        QCOMPARE(q.jobs().size(), std::size_t(2));
+        QVERIFY(!q.find("b"));
+        QCOMPARE(q.find("a")->state, JobState::Interrupted);
+        q.remove("a");  // an interrupted job can go
+        QCOMPARE(q.next()->id, std::string("c"));
+        q.enqueue("b", {}, "b");  // the id is free again
+        QCOMPARE(JobQueue(path).jobs().size(), std::size_t(2));
+    }
+
     void tornLastLineIsSkipped() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("queue.jsonl").toStdString();

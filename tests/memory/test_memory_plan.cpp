@@ -48,6 +48,7 @@ private slots:
         p.vaeSlicing = p.vaeTiling = p.channelsLast = true;
         p.offload = Offload::Group;
         p.groupBlocks = 2;
+        p.vaeTileSize = 256;
         p.fp8Storage = "e4m3fn";
         p.threads = 4;
         const nlohmann::json j = p;
@@ -81,7 +82,8 @@ private slots:
         check([](MemoryPlan& p) { p.device = "tpu"; }, "device 'tpu' is unknown");
         check([](MemoryPlan& p) { p.attentionSliceSize = -1; }, "slice size");
         check([](MemoryPlan& p) { p.queryChunkSize = 0; }, "query chunk size must be positive");
-        check([](MemoryPlan& p) { p.groupBlocks = 0; }, "at least 1 block");
+        check([](MemoryPlan& p) { p.groupBlocks = -1; }, "0 (leaf level) or more blocks");
+        check([](MemoryPlan& p) { p.vaeTileSize = 100; }, "multiple of 8");
         check([](MemoryPlan& p) { p.fp8Storage = "e3m4"; }, "fp8 storage 'e3m4'");
         check([](MemoryPlan& p) { p.threads = -2; }, "threads");
     }

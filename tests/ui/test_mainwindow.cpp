@@ -2,6 +2,7 @@
 // Generate, see a preview per step and the final image; cancel; shortcuts; presets reaching the MemoryPlan; the
 // memory gauge; the gallery; and the UI thread's event-loop latency during a run. Dialogs are answered by test
 // hooks, so none can hang a test.
+#include "latencyprobe.h"
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
@@ -27,6 +28,8 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableWidget>
+#include <QThread>
+#include <QTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -61,7 +64,10 @@ private slots:
         // Any dialog that is not answered explicitly is rejected at once.
         dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
     }
-    void init() { QSettings().clear(); }
+    void init() {
+        QSettings().clear();
+        QFile::remove(MainWindow::queueFile());
+    }
 
     void demoGeneratesAnImage() {
         MainWindow w({});
@@ -76,7 +82,7 @@ private slots:
         QSignalSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
         auto* generate = w.findChild<QPushButton*>("generate");
         QTest::mouseClick(generate, Qt::LeftButton);
-        QVERIFY(!generate->isEnabled());  // running
+        QVERIFY(w.isRunning());  // queued and started
         QVERIFY(waitIdle(w));
         QVERIFY2(w.previewView()->isFinal(), qPrintable(w.statusBar()->currentMessage()));
         QCOMPARE(w.previewView()->image().size(), QSize(64, 64));
@@ -310,36 +316,59 @@ private slots:
         QVERIFY(w.statusBar()->currentMessage().contains("missing.png"));
     }
 
-    // The UI thread must keep processing events while the engine works: a 5 ms timer's largest gap during a
-    // run is the worst stall. Reported, not asserted (timing depends on the machine); DD_ASSERT_UI_LATENCY=1
-    // turns the 50 ms bound into a check.
+    // The probe can fail: an 80 ms busy slot and an 80 ms sleep on the UI thread are both reported as stalls (time
+    // the thread runs or sleeps is the app's; only time it waits for a CPU is not).
+    void latencyProbeSeesAStall() {
+        LatencyProbe probe;
+        probe.start();
+        QTest::qWait(30);
+        QTimer::singleShot(0, [] {
+            QElapsedTimer t;
+            t.start();
+            while (t.elapsed() < 80) {
+            }
+        });
+        QTest::qWait(150);
+        QTimer::singleShot(0, [] { QThread::msleep(80); });
+        QTest::qWait(150);
+        probe.stop();
+        qInfo("probe: %d ticks, largest gap %.1f ms, largest app stall %.1f ms, run-queue wait %.1f ms (schedstat %s)",
+              probe.ticks(), probe.maxGapMs(), probe.maxAppStallMs(), probe.runQueueWaitMs(),
+              probe.schedstatAvailable() ? "yes" : "no");
+        QVERIFY(probe.maxAppStallMs() >= 75);
+    }
+
+    // The UI thread keeps processing events while the engine works: no stall of the event loop over 50 ms during
+    // a whole run, from the click to the final image (no startup window is exempt). What keeps this true on a
+    // loaded 2-core machine: the engine thread and torch's threads run at a lower priority (EngineThread), the
+    // queue's fsyncs happen on their own thread, previews the cadence skips are never computed, and the probe
+    // does not count time the kernel kept the UI thread waiting for a CPU (latencyprobe.h), which other
+    // processes cause and no app can prevent. The raw gap is printed next to it.
     void eventLoopLatencyDuringGeneration() {
         MainWindow w({});
         w.show();
+        QTRY_VERIFY(!w.modelPicker()->loading());
         setSmall(w, 10);
-        QElapsedTimer clock;
-        qint64 last = 0, maxGap = 0;
-        int ticks = 0;
-        QTimer timer;
-        timer.setInterval(5);
-        timer.setTimerType(Qt::PreciseTimer);
-        connect(&timer, &QTimer::timeout, this, [&] {
-            const qint64 now = clock.nsecsElapsed();
-            if (ticks++ > 0) maxGap = std::max(maxGap, now - last);
-            last = now;
-        });
         QSignalSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
+        LatencyProbe probe;
+        QElapsedTimer clock;
         clock.start();
-        timer.start();
+        probe.start();
+        // A plain event loop while waiting (QTest::qWait sleeps 10 ms between its rounds: the harness's stall).
+        QEventLoop loop;
+        connect(&w, &MainWindow::runFinished, &loop, &QEventLoop::quit);
+        QTimer::singleShot(120000, &loop, &QEventLoop::quit);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
-        QVERIFY(waitIdle(w));
-        timer.stop();
-        const double runMs = double(clock.elapsed());
-        qInfo("UI event loop during a %d-step run (%.0f ms): %d ticks of 5 ms, largest gap %.1f ms", int(progress.count()), runMs,
-              ticks, double(maxGap) / 1e6);
+        loop.exec();
+        probe.stop();
+        QVERIFY(!w.isRunning());
+        qInfo("UI event loop during a %d-step run (%lld ms): %d ticks of 5 ms; largest app stall %.1f ms, largest raw "
+              "gap %.1f ms, run-queue wait %.1f ms in all (schedstat %s)",
+              int(progress.count()), clock.elapsed(), probe.ticks(), probe.maxAppStallMs(), probe.maxGapMs(),
+              probe.runQueueWaitMs(), probe.schedstatAvailable() ? "yes" : "no");
         QCOMPARE(progress.count(), 10);
-        QVERIFY(ticks > 1);  // the loop ran during the generation
-        if (qEnvironmentVariableIntValue("DD_ASSERT_UI_LATENCY")) QVERIFY(maxGap < 50'000'000);
+        QVERIFY(probe.ticks() > 10);  // the loop ran during the generation
+        QVERIFY2(probe.maxAppStallMs() < 50, qPrintable(QString("UI stalled %1 ms").arg(probe.maxAppStallMs())));
     }
 };
 

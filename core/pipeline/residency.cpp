@@ -1,0 +1,98 @@
+#include "core/pipeline/residency.h"
+
+#include "core/memory/memory_probe.h"
+#include "core/memory/predictor.h"
+#include "core/resources.h"
+
+#include <torch/torch.h>
+
+namespace dd::pipeline {
+namespace {
+
+int64_t weightBytes(const torch::nn::Module& net) {
+    int64_t n = 0;
+    for (const auto& p : net.parameters()) n += p.numel() * int64_t(p.element_size());
+    return n;
+}
+
+} // namespace
+
+// Offload means something only when the compute device is not the CPU (or a test asks for it there).
+std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
+    return std::string(offload ? memory::offloadName(plan.offload) : "none") + "/" + std::to_string(plan.groupBlocks) + "/" +
+           plan.fp8Storage;
+}
+
+// Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
+void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                    const std::string& computeLabel, const torch::nn::Module* only) {
+    const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
+    auto attach = [&](torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
+        if (!net || (only && net != only)) return;
+        if (!offload && !(isUnet && fp8)) {
+            r.ledger.place(net, computeLabel, weightBytes(*net));
+            return;
+        }
+        memory::OffloadConfig c;
+        c.mode = offload ? plan.offload : memory::Offload::None;
+        c.groupBlocks = plan.groupBlocks;
+        c.home = offload ? torch::Device(torch::kCPU) : device;
+        c.compute = device;
+        c.computeDtype = dtype;
+        if (isUnet) c.fp8 = fp8;
+        c.channelsLast = channelsLast;
+        c.homeLabel = offload ? "cpu" : computeLabel;
+        c.computeLabel = computeLabel;
+        r.offloads[net] = std::make_unique<memory::NetworkOffload>(*net, c, r.ledger);
+    };
+    const Placement& p = m.placement;
+    attach(m.unet.get(), p.unet, p.channelsLast, true);
+    attach(m.vae.get(), p.vae, p.channelsLast, false);
+    for (auto* te : {&m.textEncoder, &m.textEncoder2}) {
+        if (!*te) continue;
+        attach(te->get(), p.textEncoder, false, false);
+        if (offload) (*te)->inputDevice = device;
+    }
+}
+
+// Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
+void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast) {
+    if (auto* o = r.of(&net)) o->setComputeDtype(dtype);
+    else placeNetwork(net, home, dtype, channelsLast);
+}
+
+const std::vector<memory::Preset>& shippedPresets() {
+    static const std::vector<memory::Preset> presets = memory::loadPresets((resourceDir() / "presets").string());
+    return presets;
+}
+
+// The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
+std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
+                               const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,
+                               torch::Device device) {
+    std::string msg = std::string("out of memory in ") + memory::stageName(stage) + " and nothing more frugal is left to try";
+    for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " (tried: ") + tried[i] + (i + 1 == tried.size() ? ")" : "");
+    try {
+        memory::PredictInput in;
+        in.width = s.width;
+        in.height = s.height;
+        in.batch = s.batchSize;
+        in.plan = plan;
+        in.cfg = s.cfgScale > 1.0;
+        in.cuda = device.is_cuda();
+        const auto p = memory::predict(memory::modelShapeOf(m), in);
+        const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
+        msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +
+               " of weights, " + memory::formatGb(e.activations) + " for " + e.peakAt + ")";
+        if (device.is_cuda()) {
+            const auto now = memory::sampleMemory(int(device.index()));
+            msg += "; the GPU has " + memory::formatGb(now.deviceFree) + " free of " + memory::formatGb(now.deviceTotal);
+        }
+    } catch (const std::exception&) {
+        // No prediction for this model: the message still says what was tried.
+    }
+    return msg + ". Lower the size or the batch size, or close programs that use the memory. (" +
+           error.substr(0, error.find('\n')) + ")";
+}
+
+} // namespace dd::pipeline

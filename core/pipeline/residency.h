@@ -1,0 +1,53 @@
+#pragma once
+// Where the engine keeps each network's weights (core/memory/offload) and what it says when memory runs out.
+// Used by engine.cpp only; a file of its own so the engine's loop stays readable.
+#include "core/memory/ledger.h"
+#include "core/memory/offload.h"
+#include "core/memory/oom_retry.h"
+#include "core/pipeline/sd_model.h"
+#include "core/settings/generation_settings.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dd::pipeline {
+
+// A NetworkOffload per offloaded network and the ledger for all of them. The ledger is declared first so
+// it outlives the offloads that write to it.
+struct Residency {
+    memory::ResidencyLedger ledger;
+    std::map<const torch::nn::Module*, std::unique_ptr<memory::NetworkOffload>> offloads;
+    std::string key;  // the plan's offload settings these were made for
+
+    memory::NetworkOffload* of(const torch::nn::Module* net) const {
+        const auto it = offloads.find(net);
+        return it == offloads.end() ? nullptr : it->second.get();
+    }
+    void clear() {
+        offloads.clear();
+        ledger = {};
+        key.clear();
+    }
+};
+
+// What identifies the placement a plan asks for (offload mode, blocks per group, fp8 storage).
+std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
+
+// Puts every network of `m` (or only `only`) under its offload, or records it as resident on the device.
+void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                    const std::string& computeLabel, const torch::nn::Module* only = nullptr);
+
+// Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
+void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast);
+
+// resources/presets/*.json, loaded once.
+const std::vector<memory::Preset>& shippedPresets();
+
+// The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
+std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
+                               const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,
+                               torch::Device device);
+
+} // namespace dd::pipeline

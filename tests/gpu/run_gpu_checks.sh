@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# GPU checks (issue 6; docs/gpu-checks.md). On a machine with an NVIDIA GPU, this repository and a Python
+# with the pinned torch (CUDA build), diffusers and transformers: builds the core and the CLI against that
+# torch, writes full-size random-weight SD 1.5 and SDXL models (no downloads), then for each preset caps this
+# process's CUDA memory to the preset's budget (CUDACachingAllocator::setMemoryFraction, what
+# torch.cuda.set_per_process_memory_fraction does) and generates one image at the preset's resolution,
+# printing one table: preset, model, size, peak VRAM, s/image and what the engine changed to fit.
+# Sized for an H200: under 8 minutes including the build (16 cores) and the model writing.
+#
+#   tests/gpu/run_gpu_checks.sh                  # everything
+#   PRESETS="6gb 8gb" MODELS_TO_RUN=sdxl STEPS=10 tests/gpu/run_gpu_checks.sh
+# Environment: PYTHON (default .venv/bin/python, else python3), BUILD_DIR (build-gpu), MODEL_DIR
+# ($BUILD_DIR/models), PRESETS ("4gb 6gb 8gb 12gb 24gb"), MODELS_TO_RUN ("sd15 sdxl"), STEPS (20),
+# ROW_TIMEOUT (seconds per row, 150), TABLE (where the table is also written, $BUILD_DIR/gpu-checks.md).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if [[ -z "${PYTHON:-}" ]]; then
+    if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON="$(command -v python3)"; fi
+fi
+BUILD_DIR="${BUILD_DIR:-$ROOT/build-gpu}"
+MODEL_DIR="${MODEL_DIR:-$BUILD_DIR/models}"
+PRESETS="${PRESETS:-4gb 6gb 8gb 12gb 24gb}"
+MODELS_TO_RUN="${MODELS_TO_RUN:-sd15 sdxl}"
+STEPS="${STEPS:-20}"
+ROW_TIMEOUT="${ROW_TIMEOUT:-150}"
+TABLE="${TABLE:-$BUILD_DIR/gpu-checks.md}"
+JOBS="$(nproc)"
+
+say() { printf '[gpu-checks %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# 1. What this needs, with a clear message for what is missing.
+command -v nvidia-smi >/dev/null || die "no nvidia-smi: this script needs an NVIDIA GPU and its driver"
+command -v cmake >/dev/null || die "cmake is not installed"
+"$PYTHON" - <<'PY' || die "$PYTHON needs torch with CUDA, diffusers and transformers (pip install -r requirements.txt)"
+import torch, diffusers, transformers  # noqa: F401
+assert torch.cuda.is_available(), "torch cannot see a CUDA device"
+print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}")
+PY
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >&2
+
+# 2. Build the core, the CLI and the row runner (no Qt needed).
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+say "configuring $BUILD_DIR"
+cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DDD_BUILD_GUI=OFF -DCMAKE_BUILD_TYPE=Release \
+    -DDD_PYTHON="$PYTHON" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; die "cmake configure failed"; }
+say "building with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j "$JOBS" --target diffusiondesk-cli dd_gpu_preset_run >"$BUILD_DIR.build.log" 2>&1 ||
+    { tail -40 "$BUILD_DIR.build.log"; die "build failed (log: $BUILD_DIR.build.log)"; }
+RUNNER="$BUILD_DIR/bin/dd_gpu_preset_run"
+[[ -x "$RUNNER" ]] || die "the build did not produce $RUNNER"
+
+# 3. Full-size random-weight models (seeded; written once, reused on the next run).
+mkdir -p "$MODEL_DIR"
+for m in $MODELS_TO_RUN; do
+    case "$m" in
+        sd15) maker="$ROOT/bench/perf/make_sd15_random.py" ;;
+        sdxl) maker="$ROOT/bench/perf/make_sdxl_random.py" ;;
+        *) die "unknown model '$m' in MODELS_TO_RUN (sd15, sdxl)" ;;
+    esac
+    say "model $m"
+    HF_HUB_OFFLINE=1 "$PYTHON" "$maker" "$MODEL_DIR/$m-random" >&2
+done
+
+# 4. One process per row: each starts from an empty allocator, and its cap applies to it alone.
+{
+    echo "GPU: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1); $STEPS steps, Euler, CFG 7, one image"
+    echo
+    echo "| preset | model | size | peak VRAM | s/image | notes |"
+    echo "| --- | --- | --- | ---: | ---: | --- |"
+} | tee "$TABLE"
+for preset in $PRESETS; do
+    for m in $MODELS_TO_RUN; do
+        row="$(timeout "$ROW_TIMEOUT" "$RUNNER" --model "$MODEL_DIR/$m-random" --preset "$preset" --steps "$STEPS" \
+                   --label "$m" 2>>"$BUILD_DIR/gpu-checks.stderr.log")" || true
+        [[ -n "$row" ]] || row="| $preset | $m | | — | — | no result (crashed or over ${ROW_TIMEOUT} s; see $BUILD_DIR/gpu-checks.stderr.log) |"
+        echo "$row" | tee -a "$TABLE"
+    done
+done
+say "table written to $TABLE (paste it into docs/benchmarks.md)"
