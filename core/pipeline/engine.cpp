@@ -27,8 +27,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 
 namespace dd::pipeline {
 namespace {
@@ -415,21 +415,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // detached around it (their parameters get the stored copies back) and attached again from the edited
     // weights: the stored copies at home carry the LoRA, and unmerging restores them bit for bit.
     const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
-        std::vector<const torch::nn::Module*> detached;
-        for (const torch::nn::Module* net : {static_cast<const torch::nn::Module*>(m.unet.get()),
-                                             m.textEncoder ? static_cast<const torch::nn::Module*>(m.textEncoder.get()) : nullptr,
-                                             m.textEncoder2 ? static_cast<const torch::nn::Module*>(m.textEncoder2.get()) : nullptr})
-            if (net && res.offloads.erase(net)) detached.push_back(net);
-        const auto reattach = [&] {
-            for (const auto* net : detached) attachOffloads(res, m, plan, device, offload, computeLabel, net);
-        };
-        try {
-            edit();
-        } catch (...) {
-            reattach();
-            throw;
-        }
-        reattach();
+        editWithOffloadsDetached(res, m, plan, device, offload, computeLabel, edit);
     };
     result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
     result.modelName = m.displayName;
