@@ -424,6 +424,14 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         }
         // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
         for (const auto& [name, hash] : hashes) {
+            // Written back, it becomes a <lora:name:1> tag: a name that cannot be one is not a LoRA file name.
+            const bool tagSafe = !name.empty() && loraTagName(name) == name &&
+                                 name.find_first_of("<>:\n\r\\") == std::string::npos &&
+                                 std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= 0x20; });
+            if (!tagSafe) {
+                info.warnings.push_back("Lora hashes names a LoRA that cannot be a file name; ignored");
+                continue;
+            }
             info.settings.loras.push_back({name, 1.0, 1.0, hash, false});
             info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
         }
