@@ -420,7 +420,10 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
                 info.settings.loras.push_back(l);
             }
         } catch (const text::PromptError& e) {
-            info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what());
+            // The tags cannot be read, so which LoRA had which weight is unknown; written back as extra tags they
+            // would land in a prompt that still cannot be read, growing on every round trip.
+            info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what() + "; Lora hashes ignored");
+            hashes.clear();
         }
         // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
         for (const auto& [name, hash] : hashes) {
