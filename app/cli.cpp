@@ -9,6 +9,8 @@
 #include "core/memory/preset_settings.h"
 #include "core/resources.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/lora_search.h"
+#include "core/text/prompt_parser.h"
 #include "core/sched/scheduler.h"
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
@@ -49,6 +51,8 @@ constexpr const char* kUsage =
     "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget),\n"
     "                  --device auto|cpu|cuda[:N], --precision fp32|fp16|bf16, --attention sdpa|sdpa-math|sliced|chunked,\n"
     "                  --vae sliced|tiled|sliced+tiled, --plan JSON (docs/memory.md)\n"
+    "                  LoRA: --lora NAME|PATH[:WEIGHT[:UNET_WEIGHT]] (repeatable; or <lora:name:w> in the prompt),\n"
+    "                  --lora-dir DIR (repeatable; also DD_LORA_PATH), --lora-mode merge|side (docs/lora.md)\n"
     "  batch JOBS.jsonl --out DIR [--shard I/N] [--models DIR] [--model M] [--price-per-hour X]\n"
     "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n"
     "  verify SIDECAR [--image PNG]   rerun a result and compare pixel hashes (docs/determinism.md)\n"
@@ -135,7 +139,7 @@ bool hasImageExtension(const std::string& path) {
 struct GenerateOptions {
     dd::settings::GenerationSettings s;
     std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
-    std::vector<std::string> modelFolders;
+    std::vector<std::string> modelFolders, loraFolders;
     bool modelGiven = false, initGiven = false, sidecar = true;
     int quality = 95;
     double pricePerHour = 0;
@@ -156,13 +160,19 @@ dd::memory::Preset findPreset(const std::string& name) {
 
 // Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
 // the prediction is an estimate and the user may know better.
-void warnIfTooBig(const dd::settings::GenerationSettings& s) {
+void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
     if (s.preset.empty()) return;
     try {
         const auto preset = findPreset(s.preset);
         dd::memory::PredictInput in;
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
         in.cuda = s.plan.device.rfind("cuda", 0) == 0 || (s.plan.device == "auto" && dd::memory::cudaDeviceCount() > 0);
+        std::vector<std::string> loras;
+        for (const auto& tag : dd::text::extractExtraNetworks(s.prompt).loras) loras.push_back(dd::pipeline::findLoraFile(tag.name, loraFolders, false));
+        for (const auto& l : s.loras)
+            if (!l.fromPrompt) loras.push_back(dd::pipeline::findLoraFile(l.name, loraFolders, true));
+        in.loraSidePath = s.loraMode == "side";
+        in.loraBytes = dd::memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
         const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);
         const auto fit = dd::memory::fits(prediction, preset.budgetBytes);
         std::cerr << "predicted peak " << dd::memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
@@ -171,6 +181,28 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s) {
     } catch (const std::exception& e) {
         std::cerr << "note: no memory prediction: " << e.what() << "\n";
     }
+}
+
+// --lora NAME[:W[:UNET_W]]: trailing numbers are weights (A1111's <lora:name:te:unet> order), the rest the name.
+dd::settings::LoraSetting parseLoraFlag(const std::string& v) {
+    dd::settings::LoraSetting l;
+    std::string name = v;
+    std::vector<double> weights;
+    for (int k = 0; k < 2; ++k) {
+        const auto colon = name.rfind(':');
+        if (colon == std::string::npos) break;
+        char* end = nullptr;
+        const std::string tail = name.substr(colon + 1);
+        const double w = std::strtod(tail.c_str(), &end);
+        if (tail.empty() || *end != '\0') break;
+        weights.insert(weights.begin(), w);
+        name.resize(colon);
+    }
+    if (name.empty()) throw std::invalid_argument("--lora expects NAME or PATH, optionally :WEIGHT (got '" + v + "')");
+    l.name = name;
+    if (!weights.empty()) l.textEncoderWeight = l.unetWeight = weights[0];
+    if (weights.size() > 1) l.unetWeight = weights[1];
+    return l;
 }
 
 // Flags are applied in order, so flags after --from override what the file restored.
@@ -190,6 +222,9 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
             o.modelGiven = o.initGiven = false;
         } else if (flag == "--model") s.model = v, o.modelGiven = true;
         else if (flag == "--models") o.modelFolders.push_back(v);
+        else if (flag == "--lora") s.loras.push_back(parseLoraFlag(v));
+        else if (flag == "--lora-dir") o.loraFolders.push_back(v);
+        else if (flag == "--lora-mode") s.loraMode = v;
         else if (flag == "--prompt") s.prompt = v;
         else if (flag == "--negative") s.negativePrompt = v;
         else if (flag == "--seed") s.seed = int64_t(toNumber(flag, v));
@@ -277,10 +312,11 @@ int generate(const std::vector<std::string>& args) {
     dd::settings::expandFileName(o.nameTemplate, {});  // a bad template fails before the run, not after it
     if (toFile && s.batchSize == 1 && fs::exists(o.out)) throw std::invalid_argument(o.out + ": already exists (never overwritten)");
 
-    warnIfTooBig(s);
+    warnIfTooBig(s, o.loraFolders);
     std::optional<dd::pipeline::Image> init;
     if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
     dd::pipeline::Engine engine;
+    engine.setLoraFolders(o.loraFolders);
     dd::pipeline::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();

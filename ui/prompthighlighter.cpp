@@ -40,6 +40,11 @@ void PromptHighlighter::highlightBlock(const QString& text) {
 
     static const QRegularExpression weightRe(QStringLiteral(R"(:\s*[+-]?(\d+\.?\d*|\.\d+)\s*(?=\)))"));
     static const QRegularExpression breakRe(QStringLiteral(R"(\bBREAK\b)"));
+    // A1111 extra networks (re_extra_net): <lora:name:0.8> is cut out of the text and applies a LoRA.
+    static const QRegularExpression networkRe(QStringLiteral(R"(<(\w+):([^>]+)>)"));
+    QTextCharFormat network;
+    network.setForeground(QColor(0x00, 0x70, 0x80));
+    network.setFontItalic(true);
 
     for (int i = 0; i < text.size(); ++i) {
         const QChar c = text[i];
@@ -79,6 +84,10 @@ void PromptHighlighter::highlightBlock(const QString& text) {
     for (auto it = breakRe.globalMatch(text); it.hasNext();) {
         const auto m = it.next();
         setFormat(int(m.capturedStart()), int(m.capturedLength()), breakFormat);
+    }
+    for (auto it = networkRe.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        setFormat(int(m.capturedStart()), int(m.capturedLength()), network);
     }
     setCurrentBlockState(packState(round, square));
 }

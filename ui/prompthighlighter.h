@@ -1,6 +1,6 @@
 #pragma once
 // Colours A1111 prompt syntax as it is typed: (emphasis), [de-emphasis], (word:1.3) weights, BREAK,
-// \( escapes, and brackets that close nothing.
+// \( escapes, brackets that close nothing, and extra-network tags such as <lora:name:0.8>.
 #include <QSyntaxHighlighter>
 
 namespace dd::ui {

@@ -60,4 +60,23 @@ ModelHashes hashModelFile(const std::string& path) {
     return h;
 }
 
+std::string loraShortHash(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ModelFileError(path, std::string("cannot open: ") + std::strerror(errno));
+    unsigned char size[8] = {};
+    in.read(reinterpret_cast<char*>(size), 8);
+    uint64_t headerBytes = 0;
+    for (int i = 7; i >= 0; --i) headerBytes = headerBytes << 8 | size[i];
+    in.seekg(std::streamoff(8 + headerBytes));
+    if (in.gcount() != 8 || !in) throw ModelFileError(path, "not a safetensors file (the header is cut short)");
+    auto sha = newSha256();
+    std::vector<char> buf(1 << 20);
+    while (in) {
+        in.read(buf.data(), std::streamsize(buf.size()));
+        if (in.gcount() > 0) EVP_DigestUpdate(sha.get(), buf.data(), size_t(in.gcount()));
+    }
+    if (in.bad()) throw ModelFileError(path, "read error while hashing");
+    return finishHex(sha.get()).substr(0, 12);
+}
+
 } // namespace dd::io

@@ -14,3 +14,12 @@ struct ModelHashes {
 ModelHashes hashModelFile(const std::string& path);
 
 } // namespace dd::io
+
+namespace dd::io {
+
+// A1111's LoRA hash ("Lora hashes: \"name: 0123456789ab\""): the first 12 hex of the SHA-256 of a safetensors
+// file's bytes after its header (sd-webui-additional-networks' "addnet" hash, which A1111 adopted).
+// Throws ModelFileError when the file cannot be read or is shorter than its header says.
+std::string loraShortHash(const std::string& path);
+
+} // namespace dd::io

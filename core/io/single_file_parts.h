@@ -52,6 +52,9 @@ inline constexpr std::string_view kUnetPrefix = "model.diffusion_model.";
 
 // single_file_unet.cpp. pooledDim: projection width of the second text encoder (SDXL), when known.
 Component convertUnet(const KeyView& keys, ModelFamily family, std::optional<int64_t> pooledDim);
+// single_file_unet.cpp: one LDM UNet key without "model.diffusion_model." ("input_blocks.1.0.in_layers.2.weight")
+// → its diffusers name; nullopt for what has no diffusers counterpart. Also used by LoRA key matching (core/nn/lora).
+std::optional<std::string> ldmUnetKeyToDiffusers(std::string_view key, int layersPerBlock);
 // single_file_vae.cpp. Returns nullopt when the file holds no VAE.
 std::optional<Component> convertVae(const KeyView& keys, ModelFamily family);
 // single_file_clip.cpp. HF-named CLIP (OpenAI ViT-L): SD 1.x, SDXL text_encoder.

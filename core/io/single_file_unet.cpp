@@ -186,6 +186,10 @@ nlohmann::json deriveConfig(const KeyView& keys, const Layout& l, ModelFamily fa
 
 } // namespace
 
+std::optional<std::string> ldmUnetKeyToDiffusers(std::string_view key, int layersPerBlock) {
+    return mapKey(key, layersPerBlock);
+}
+
 Component convertUnet(const KeyView& keys, ModelFamily family, std::optional<int64_t> pooledDim) {
     Component c;
     const Layout layout = readLayout(keys);

@@ -228,6 +228,12 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     p.decode.weights = offload ? offloadedShare(plan, vaeW) : all;
     p.decode.activations = vae.activations;
     p.decode.peakAt = vae.peakAt;
+
+    // LoRAs are applied at the end of the load and stay for the run. Merged originals are kept where the networks
+    // live (the host with offload); side paths are used where the networks compute.
+    const int64_t loraOnDevice = offload && !in.loraSidePath ? 0 : in.loraBytes;
+    if (!offload) p.load.weights += loraOnDevice;
+    for (auto* st : {&p.encode, &p.denoise, &p.decode}) st->weights += loraOnDevice;
     return p;
 }
 

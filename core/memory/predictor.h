@@ -79,6 +79,10 @@ struct PredictInput {
     // The engine's conditioning cache already holds this run's text embeddings (same model, prompts and text
     // options as an earlier run): the text encoders do not run, and with offload they never reach the device.
     bool textCached = false;
+    // What the run's LoRAs hold beside the model from the end of the load on (loraExtraBytes): a side path its
+    // down/up matrices, a merge the kept original of every touched weight. Host memory when offloading.
+    int64_t loraBytes = 0;
+    bool loraSidePath = false;    // side-path bytes go to the compute device with the networks (offload too)
 };
 
 // Bytes on the device that runs the networks (process RSS on CPU; allocator + context on CUDA).
@@ -98,6 +102,11 @@ struct Prediction {
 };
 
 Prediction predict(const ModelShape& shape, const PredictInput& input);
+
+// PredictInput::loraBytes for LoRA files (paths) from their tensor shapes alone: side path = Σ down + up elements,
+// merge = Σ out·in·k·k of each touched layer (a layer touched by several LoRAs counted once), in the networks'
+// precision. Throws dd::io::ModelFileError like the loader. Defined in dd_core (predictor_model.cpp).
+int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPlan& plan, bool sidePath);
 
 // Verdict against a budget. `message` is empty when it fits, else e.g. "needs 7.8 GB, preset budget 6 GB:
 // enable VAE tiling or switch to 6gb": the single toggles that make it fit (or, when none does alone, that help

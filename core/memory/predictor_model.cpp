@@ -3,12 +3,14 @@
 #include "core/memory/predictor.h"
 
 #include "core/io/checkpoint.h"
+#include "core/io/lora_file.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
 
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <map>
 
 namespace dd::memory {
 namespace {
@@ -100,6 +102,26 @@ ModelShape modelShapeOf(const std::string& model) {
                                            count(ck.components.at("text_encoder_2"))));
     s.fileBytes = weightFileBytes(model);
     return s;
+}
+
+int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPlan& plan, bool sidePath) {
+    auto bytes = [&](io::LoraComponent c) {
+        return (c == io::LoraComponent::Unet ? plan.unet : plan.textEncoder) == Precision::FP32 ? 4 : 2;
+    };
+    int64_t total = 0;
+    std::map<std::pair<io::LoraComponent, std::string>, int64_t> touched;
+    for (const auto& path : loraFiles) {
+        for (const auto& l : io::loadLoraFile(path).layers) {
+            if (sidePath) {
+                total += (l.down.numel() + l.up.numel()) * bytes(l.component);
+            } else {
+                const int64_t weight = l.up.size(0) * (l.down.numel() / l.down.size(0));
+                touched[{l.component, l.module}] = weight * bytes(l.component);
+            }
+        }
+    }
+    for (const auto& [_, b] : touched) total += b;
+    return total;
 }
 
 } // namespace dd::memory

@@ -81,11 +81,11 @@ AttentionImpl::AttentionImpl(const AttentionConfig& c, AttentionOptions o) : con
     if (c.groupNormGroups > 0)
         group_norm = register_module(
             "group_norm", GroupNorm(torch::nn::GroupNormOptions(c.groupNormGroups, c.queryDim).eps(c.groupNormEps)));
-    to_q = register_module("to_q", Linear(torch::nn::LinearOptions(c.queryDim, inner).bias(c.bias)));
-    to_k = register_module("to_k", Linear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));
-    to_v = register_module("to_v", Linear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));
+    to_q = register_module("to_q", LoraLinear(torch::nn::LinearOptions(c.queryDim, inner).bias(c.bias)));
+    to_k = register_module("to_k", LoraLinear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));
+    to_v = register_module("to_v", LoraLinear(torch::nn::LinearOptions(kvDim, inner).bias(c.bias)));
     to_out = register_module("to_out", torch::nn::ModuleList());
-    to_out->push_back(Linear(inner, c.queryDim));
+    to_out->push_back(LoraLinear(inner, c.queryDim));
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Tensor& context) {
@@ -99,7 +99,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
     if (group_norm) x = group_norm(x.transpose(1, 2)).transpose(1, 2);
     const auto& kv = context.defined() ? context : x;
     auto out = attend(to_q(x), to_k(kv), to_v(kv), config.heads, options, config.upcastAttention, config.upcastSoftmax);
-    out = to_out[0]->as<Linear>()->forward(out);
+    out = to_out[0]->as<LoraLinear>()->forward(out);
     if (spatial) out = out.transpose(-1, -2).reshape({b, ch, h, w});
     if (config.residualConnection) out = out + input;
     return out;

@@ -4,7 +4,7 @@
 // (classic baddbmm + softmax, honours upcast flags), SlicedAttnProcessor (slices of the batch×heads axis).
 //
 // Thread-safety: options may be changed between forwards on the thread that runs the model.
-#include "core/nn/layers.h"
+#include "core/nn/lora_layers.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -51,7 +51,7 @@ struct AttentionImpl : torch::nn::Module {
     void setOptions(const AttentionOptions& o) { options = o; }
 
     GroupNorm group_norm{nullptr};
-    Linear to_q{nullptr}, to_k{nullptr}, to_v{nullptr};
+    LoraLinear to_q{nullptr}, to_k{nullptr}, to_v{nullptr};
     torch::nn::ModuleList to_out{nullptr};  // .0 Linear (with bias); diffusers' .1 is a parameterless Dropout
     AttentionConfig config;
     AttentionOptions options;

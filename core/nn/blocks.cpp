@@ -24,11 +24,11 @@ torch::Tensor timestepEmbedding(const torch::Tensor& timesteps, int64_t dim, boo
 }
 
 TimestepEmbeddingImpl::TimestepEmbeddingImpl(int64_t inChannels, int64_t timeEmbedDim, int64_t condProjDim) {
-    linear_1 = register_module("linear_1", Linear(inChannels, timeEmbedDim));
+    linear_1 = register_module("linear_1", LoraLinear(inChannels, timeEmbedDim));
     if (condProjDim > 0)
         cond_proj = register_module("cond_proj",
-                                    Linear(torch::nn::LinearOptions(condProjDim, inChannels).bias(false)));
-    linear_2 = register_module("linear_2", Linear(timeEmbedDim, timeEmbedDim));
+                                    LoraLinear(torch::nn::LinearOptions(condProjDim, inChannels).bias(false)));
+    linear_2 = register_module("linear_2", LoraLinear(timeEmbedDim, timeEmbedDim));
 }
 
 torch::Tensor TimestepEmbeddingImpl::forward(torch::Tensor sample, const torch::Tensor& condition) {
@@ -37,8 +37,8 @@ torch::Tensor TimestepEmbeddingImpl::forward(torch::Tensor sample, const torch::
 }
 
 namespace {
-Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0) {
-    return Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
+LoraConv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0) {
+    return LoraConv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
 }
 GroupNorm groupNorm(int64_t groups, int64_t channels, double eps) {
     return GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(eps));
@@ -50,7 +50,7 @@ ResnetBlock2DImpl::ResnetBlock2DImpl(int64_t inChannels, int64_t outChannels, in
     : outputScaleFactor(outputScaleFactor) {
     norm1 = register_module("norm1", groupNorm(groups, inChannels, eps));
     conv1 = register_module("conv1", conv(inChannels, outChannels, 3, 1, 1));
-    if (tembChannels > 0) time_emb_proj = register_module("time_emb_proj", Linear(tembChannels, outChannels));
+    if (tembChannels > 0) time_emb_proj = register_module("time_emb_proj", LoraLinear(tembChannels, outChannels));
     norm2 = register_module("norm2", groupNorm(groups, outChannels, eps));
     conv2 = register_module("conv2", conv(outChannels, outChannels, 3, 1, 1));
     if (inChannels != outChannels) conv_shortcut = register_module("conv_shortcut", conv(inChannels, outChannels, 1));

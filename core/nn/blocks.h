@@ -2,7 +2,7 @@
 // Building blocks shared by the UNet and the VAE, parameter names equal to diffusers' keys.
 // Ref: diffusers models/resnet.py (ResnetBlock2D), models/downsampling.py (Downsample2D),
 // models/upsampling.py (Upsample2D), models/embeddings.py (get_timestep_embedding, TimestepEmbedding).
-#include "core/nn/layers.h"
+#include "core/nn/lora_layers.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
@@ -24,7 +24,7 @@ struct TimestepEmbeddingImpl : torch::nn::Module {
     TimestepEmbeddingImpl(int64_t inChannels, int64_t timeEmbedDim, int64_t condProjDim = 0);
     torch::Tensor forward(torch::Tensor sample, const torch::Tensor& condition = {});
 
-    Linear linear_1{nullptr}, linear_2{nullptr}, cond_proj{nullptr};
+    LoraLinear linear_1{nullptr}, linear_2{nullptr}, cond_proj{nullptr};
 };
 TORCH_MODULE(TimestepEmbedding);
 
@@ -36,8 +36,8 @@ struct ResnetBlock2DImpl : torch::nn::Module {
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& temb = {});
 
     GroupNorm norm1{nullptr}, norm2{nullptr};
-    Conv2d conv1{nullptr}, conv2{nullptr}, conv_shortcut{nullptr};
-    Linear time_emb_proj{nullptr};
+    LoraConv2d conv1{nullptr}, conv2{nullptr}, conv_shortcut{nullptr};
+    LoraLinear time_emb_proj{nullptr};
     double outputScaleFactor;
 };
 TORCH_MODULE(ResnetBlock2D);
@@ -47,7 +47,7 @@ struct Downsample2DImpl : torch::nn::Module {
     Downsample2DImpl(int64_t channels, int64_t padding);
     torch::Tensor forward(const torch::Tensor& x);
 
-    Conv2d conv{nullptr};
+    LoraConv2d conv{nullptr};
     int64_t padding;
 };
 TORCH_MODULE(Downsample2D);
@@ -57,7 +57,7 @@ struct Upsample2DImpl : torch::nn::Module {
     explicit Upsample2DImpl(int64_t channels);
     torch::Tensor forward(const torch::Tensor& x, std::optional<std::vector<int64_t>> outputSize = std::nullopt);
 
-    Conv2d conv{nullptr};
+    LoraConv2d conv{nullptr};
 };
 TORCH_MODULE(Upsample2D);
 

@@ -13,8 +13,8 @@
 namespace dd::nn {
 namespace {
 
-Linear linear(int64_t in, int64_t out, bool bias = true) {
-    return Linear(torch::nn::LinearOptions(in, out).bias(bias));
+LoraLinear linear(int64_t in, int64_t out, bool bias = true) {
+    return LoraLinear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
 } // namespace

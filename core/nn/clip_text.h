@@ -12,7 +12,7 @@
 // "text_projection.weight"). Computation runs in the weights' dtype; pass ids on the weights' device.
 // A module is not thread-safe while it runs; keep it on the engine thread.
 #include "core/io/safetensors.h"
-#include "core/nn/layers.h"
+#include "core/nn/lora_layers.h"
 
 #include "core/nn/clip_text_config.h"
 
@@ -46,7 +46,7 @@ struct ClipAttentionImpl : torch::nn::Module {
     ClipAttentionImpl(int64_t width, int64_t heads);
     torch::Tensor forward(const torch::Tensor& x);
     int64_t numHeads;
-    Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+    LoraLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
 };
 TORCH_MODULE(ClipAttention);
 
@@ -55,7 +55,7 @@ struct ClipMlpImpl : torch::nn::Module {
     ClipMlpImpl(int64_t width, int64_t intermediate, ClipActivation act);
     torch::Tensor forward(const torch::Tensor& x);
     ClipActivation activation;
-    Linear fc1{nullptr}, fc2{nullptr};
+    LoraLinear fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(ClipMlp);
 
@@ -108,7 +108,7 @@ struct ClipTextModelImpl : torch::nn::Module {
     std::optional<torch::Device> inputDevice;
 
     ClipTextTransformer text_model{nullptr};
-    Linear text_projection{nullptr};  // only when config.projectionDim > 0
+    LoraLinear text_projection{nullptr};  // only when config.projectionDim > 0
 
 private:
     torch::Tensor poolingIndex(const torch::Tensor& ids) const;

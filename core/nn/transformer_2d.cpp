@@ -8,7 +8,7 @@
 namespace dd::nn {
 
 GegluImpl::GegluImpl(int64_t dimIn, int64_t dimOut) {
-    proj = register_module("proj", Linear(dimIn, dimOut * 2));
+    proj = register_module("proj", LoraLinear(dimIn, dimOut * 2));
 }
 
 torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
@@ -19,7 +19,7 @@ torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
 FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t mult) {
     net = register_module("net", torch::nn::ModuleList());
     geglu = Geglu(dim, dim * mult);
-    out = Linear(dim * mult, dim);
+    out = LoraLinear(dim * mult, dim);
     net->push_back(geglu);
     net->push_back(torch::nn::Identity());  // diffusers' Dropout slot keeps the index of net.2
     net->push_back(out);
@@ -55,17 +55,17 @@ Transformer2DModelImpl::Transformer2DModelImpl(const Transformer2DConfig& c) : c
     const int64_t inner = c.heads * c.headDim;
     norm = register_module("norm", GroupNorm(torch::nn::GroupNormOptions(c.normGroups, c.inChannels).eps(1e-6)));
     if (c.useLinearProjection)
-        proj_in_linear = register_module("proj_in", Linear(c.inChannels, inner));
+        proj_in_linear = register_module("proj_in", LoraLinear(c.inChannels, inner));
     else
-        proj_in_conv = register_module("proj_in", Conv2d(torch::nn::Conv2dOptions(c.inChannels, inner, 1)));
+        proj_in_conv = register_module("proj_in", LoraConv2d(torch::nn::Conv2dOptions(c.inChannels, inner, 1)));
     transformer_blocks = register_module("transformer_blocks", torch::nn::ModuleList());
     for (int64_t i = 0; i < c.layers; ++i)
         transformer_blocks->push_back(
             BasicTransformerBlock(inner, c.heads, c.headDim, c.crossAttentionDim, c.upcastAttention));
     if (c.useLinearProjection)
-        proj_out_linear = register_module("proj_out", Linear(inner, c.inChannels));
+        proj_out_linear = register_module("proj_out", LoraLinear(inner, c.inChannels));
     else
-        proj_out_conv = register_module("proj_out", Conv2d(torch::nn::Conv2dOptions(inner, c.inChannels, 1)));
+        proj_out_conv = register_module("proj_out", LoraConv2d(torch::nn::Conv2dOptions(inner, c.inChannels, 1)));
 }
 
 torch::Tensor Transformer2DModelImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {

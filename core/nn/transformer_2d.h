@@ -13,7 +13,7 @@ struct GegluImpl : torch::nn::Module {
     GegluImpl(int64_t dimIn, int64_t dimOut);
     torch::Tensor forward(const torch::Tensor& x);
 
-    Linear proj{nullptr};
+    LoraLinear proj{nullptr};
 };
 TORCH_MODULE(Geglu);
 
@@ -24,7 +24,7 @@ struct FeedForwardImpl : torch::nn::Module {
 
     torch::nn::ModuleList net{nullptr};
     Geglu geglu{nullptr};             // net.0
-    Linear out{nullptr};   // net.2
+    LoraLinear out{nullptr};   // net.2
 };
 TORCH_MODULE(FeedForward);
 
@@ -56,8 +56,8 @@ struct Transformer2DModelImpl : torch::nn::Module {
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
 
     GroupNorm norm{nullptr};
-    Conv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};
-    Linear proj_in_linear{nullptr}, proj_out_linear{nullptr};
+    LoraConv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};
+    LoraLinear proj_in_linear{nullptr}, proj_out_linear{nullptr};
     torch::nn::ModuleList transformer_blocks{nullptr};
     Transformer2DConfig config;
 };

@@ -18,7 +18,7 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(const UNetConfig& c, Attentio
     const auto& ch = c.blockOutChannels;
     const size_t n = ch.size();
     const int64_t timeDim = ch[0] * 4;
-    conv_in = register_module("conv_in", Conv2d(torch::nn::Conv2dOptions(c.inChannels, ch[0], 3).padding(1)));
+    conv_in = register_module("conv_in", LoraConv2d(torch::nn::Conv2dOptions(c.inChannels, ch[0], 3).padding(1)));
     time_embedding = register_module("time_embedding", TimestepEmbedding(ch[0], timeDim, c.timeCondProjDim));
     if (c.additionEmbedType == "text_time")
         add_embedding = register_module("add_embedding", TimestepEmbedding(c.projectionClassEmbeddingsInputDim, timeDim));
@@ -70,7 +70,7 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(const UNetConfig& c, Attentio
 
     conv_norm_out = register_module("conv_norm_out",
                                     GroupNorm(torch::nn::GroupNormOptions(c.normGroups, ch[0]).eps(c.normEps)));
-    conv_out = register_module("conv_out", Conv2d(torch::nn::Conv2dOptions(ch[0], c.outChannels, 3).padding(1)));
+    conv_out = register_module("conv_out", LoraConv2d(torch::nn::Conv2dOptions(ch[0], c.outChannels, 3).padding(1)));
     setAttention(attention);
 }
 

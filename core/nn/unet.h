@@ -43,7 +43,7 @@ struct UNet2DConditionModelImpl : torch::nn::Module {
     const UNetConfig& config() const { return m_config; }
     int64_t numUpsamplers() const { return m_numUpsamplers; }
 
-    Conv2d conv_in{nullptr}, conv_out{nullptr};
+    LoraConv2d conv_in{nullptr}, conv_out{nullptr};
     TimestepEmbedding time_embedding{nullptr}, add_embedding{nullptr};
     torch::nn::ModuleList down_blocks{nullptr}, up_blocks{nullptr};
     UNetMidBlock mid_block{nullptr};

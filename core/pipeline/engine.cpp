@@ -14,18 +14,21 @@
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
+#include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
 #include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
+#include "core/text/prompt_parser.h"
 
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 namespace dd::pipeline {
 namespace {
@@ -213,6 +216,7 @@ struct Engine::Loaded {
     Placement requested;     // what the plan asked for (model->placement: what was used)
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
+    LoraStack loras;         // what LoRAs the networks carry now
     Residency residency;
 };
 
@@ -245,6 +249,7 @@ const memory::ResidencyLedger& Engine::ledger() const { return m_loaded->residen
 void Engine::releaseModel() {
     if (!m_loaded->model) return;
     m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
+    m_loaded->loras.clear();      // then the LoRAs' originals back, while the networks still exist
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -252,6 +257,10 @@ void Engine::releaseModel() {
 }
 
 int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
+
+void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
+
+int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
 LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
                         const LoadProgress& progress, const std::string& knownHash) {
@@ -401,6 +410,14 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const Placement& placed = m.placement;
     m.unet->setAttention(attention);
     m.vae->setAttention(attention);
+    // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and
+    // between runs, the model itself stays loaded. Merging writes the weights, so the networks' offloads are
+    // detached around it (their parameters get the stored copies back) and attached again from the edited
+    // weights: the stored copies at home carry the LoRA, and unmerging restores them bit for bit.
+    const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
+        editWithOffloadsDetached(res, m, plan, device, offload, computeLabel, edit);
+    };
+    result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
     result.modelName = m.displayName;
     result.modelHash = m_loaded->hash;
     result.timings.loadSeconds = secondsSince(t0);
@@ -435,7 +452,12 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // --- text encode (or the cache) ---
     meter.begin();
     t0 = Clock::now();
-    ConditioningKey key{wanted, s.prompt, cfg ? std::optional<std::string>(s.negativePrompt) : std::nullopt, s.clipSkip,
+    // A1111 cuts <lora:…> tags out of the text before encoding it.
+    settings::GenerationSettings textSettings = s;
+    textSettings.prompt = text::extractExtraNetworks(s.prompt).prompt;
+    textSettings.negativePrompt = text::extractExtraNetworks(s.negativePrompt).prompt;
+    ConditioningKey key{wanted + "\n" + m_loaded->loras.signature(), textSettings.prompt,
+                        cfg ? std::optional<std::string>(textSettings.negativePrompt) : std::nullopt, s.clipSkip,
                         s.promptSyntax, s.emphasis, int(placed.textEncoder)};
     const text::CfgConditioning* prompts = m_loaded->conditioning.find(key);
     result.textEncodeCached = prompts != nullptr;
@@ -445,7 +467,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             const memory::NetworkUse use1(m.textEncoder ? res.of(m.textEncoder.get()) : nullptr),
                 use2(m.textEncoder2 ? res.of(m.textEncoder2.get()) : nullptr);
             ++m_textEncoderRuns;
-            auto c = encodeText(m, s, cfg);
+            auto c = encodeText(m, textSettings, cfg);
             for (auto* side : {&c.negative, &c.positive})
                 for (auto* t : {&side->embeds, &side->pooled})
                     if (t->defined()) *t = t->to(device);

@@ -74,6 +74,10 @@ public:
     void releaseModel();
     // Prompt encodings actually computed (cache misses) since the engine was made.
     int64_t textEncoderRuns() const;
+    // Folders where <lora:name> and GenerationSettings::loras names are looked up (docs/lora.md).
+    void setLoraFolders(std::vector<std::string> folders);
+    // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
+    int64_t loraBytes() const;
     // Bytes of weights resident per device (labels "cpu", "cuda:0"; "compute" under offloadOnCpu), updated at
     // every placement; its peaks restart at each generate.
     const memory::ResidencyLedger& ledger() const;
@@ -87,6 +91,7 @@ private:
     std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
+    std::vector<std::string> m_loraFolders;
     EngineTestHooks m_hooks;
     std::map<std::string, int> m_stageAttempts;  // per generate call
     std::vector<std::string> m_recoveries;       // out-of-memory fallbacks taken in this generate call

@@ -55,6 +55,25 @@ void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, to
     }
 }
 
+void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                              const std::string& computeLabel, const std::function<void()>& edit) {
+    std::vector<const torch::nn::Module*> detached;
+    for (const torch::nn::Module* net : {static_cast<const torch::nn::Module*>(m.unet.get()),
+                                         m.textEncoder ? static_cast<const torch::nn::Module*>(m.textEncoder.get()) : nullptr,
+                                         m.textEncoder2 ? static_cast<const torch::nn::Module*>(m.textEncoder2.get()) : nullptr})
+        if (net && r.offloads.erase(net)) detached.push_back(net);  // the destructor gives the stored copies back
+    const auto reattach = [&] {
+        for (const auto* net : detached) attachOffloads(r, m, plan, device, offload, computeLabel, net);
+    };
+    try {
+        edit();
+    } catch (...) {
+        reattach();
+        throw;
+    }
+    reattach();
+}
+
 // Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
 void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast) {
     if (auto* o = r.of(&net)) o->setComputeDtype(dtype);

@@ -7,6 +7,7 @@
 #include "core/pipeline/sd_model.h"
 #include "core/settings/generation_settings.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +39,12 @@ std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
 // Puts every network of `m` (or only `only`) under its offload, or records it as resident on the device.
 void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only = nullptr);
+
+// Runs `edit`, which writes parameters of `m`'s UNet or text encoders (merging or unmerging a LoRA), with their
+// offloads detached: the parameters hold the stored copies again (fp8 ones included) instead of placeholders.
+// The offloads are attached again afterwards, even if `edit` throws, so the new stored copies carry the edit.
+void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                              const std::string& computeLabel, const std::function<void()>& edit);
 
 // Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
 void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast);

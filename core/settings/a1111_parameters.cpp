@@ -5,11 +5,13 @@
 #include "core/settings/a1111_parameters.h"
 
 #include "core/settings/generation_info_detail.h"
+#include "core/text/prompt_parser.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <unordered_map>
 
 namespace dd::settings {
@@ -121,6 +123,19 @@ bool validKey(std::string_view k) {
     return std::all_of(k.begin() + 1, k.end(), isKeyByte);
 }
 
+// A LoRA named by path appears in tags under its file name without extension, as A1111 names it.
+std::string loraTagName(const std::string& name) {
+    std::string n = name.substr(name.find_last_of('/') + 1);
+    if (n.ends_with(".safetensors")) n.resize(n.size() - 12);
+    return n;
+}
+
+std::string loraTag(const LoraSetting& l) {
+    std::string tag = "<lora:" + loraTagName(l.name) + ":" + detail::formatNumber(l.textEncoderWeight);
+    if (l.unetWeight != l.textEncoderWeight) tag += ":" + detail::formatNumber(l.unetWeight);
+    return tag + ">";
+}
+
 std::string defaultModelName(std::string model) {
     while (!model.empty() && (model.back() == '/' || model.back() == '\\')) model.pop_back();
     if (const auto s = model.find_last_of("/\\"); s != std::string::npos) model = model.substr(s + 1);
@@ -227,6 +242,15 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
     if (s.batchSize > 1) kv.emplace_back("Batch size", std::to_string(s.batchSize));
     if (s.guidanceRescale != 0) kv.emplace_back("CFG Rescale", formatNumber(s.guidanceRescale));
     if (s.emphasis != "Original") kv.emplace_back("Emphasis", s.emphasis);  // sd_hijack_clip: only when not default
+    // extra_networks_lora.py: "Lora hashes" lists name: short hash, ':' and ',' taken out of the names.
+    std::string loraHashes;
+    for (const auto& l : s.loras) {
+        if (l.hash.empty()) continue;
+        std::string name = loraTagName(l.name);
+        std::erase_if(name, [](char c) { return c == ':' || c == ','; });
+        loraHashes += (loraHashes.empty() ? "" : ", ") + name + ": " + l.hash;
+    }
+    if (!loraHashes.empty()) kv.emplace_back("Lora hashes", loraHashes);
     for (const auto& [k, v] : o.extra) {
         if (!validKey(k) || k.find('\n') != std::string::npos)
             throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
@@ -240,6 +264,9 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
         params += k + ": " + quote(v);
     }
     std::string text = s.prompt;
+    // A1111 only knows LoRAs as prompt tags: LoRAs given beside the prompt are written as tags.
+    for (const auto& l : s.loras)
+        if (!l.fromPrompt) text += (text.empty() ? "" : " ") + loraTag(l);
     if (!s.negativePrompt.empty()) text += "\nNegative prompt: " + s.negativePrompt;
     text += "\n" + params;
     const auto first = text.find_first_not_of(" \t\n\r\f\v");
@@ -374,6 +401,45 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     }
     found(info, "emphasis");       // missing: A1111's default, Original
     found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
+    if (auto v = take("Lora hashes")) {
+        // name: hash pairs; the weights are in the prompt's tags.
+        std::map<std::string, std::string> hashes;
+        std::string_view rest = *v;
+        while (!rest.empty()) {
+            const size_t comma = rest.find(',');
+            const std::string_view item = rest.substr(0, comma);
+            const size_t colon = item.rfind(':');
+            if (colon != std::string_view::npos) hashes[std::string(trim(item.substr(0, colon)))] = std::string(trim(item.substr(colon + 1)));
+            else bad("Lora hashes", *v);
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        }
+        try {
+            for (const auto& tag : text::extractExtraNetworks(info.settings.prompt).loras) {
+                LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
+                if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second, hashes.erase(h);
+                info.settings.loras.push_back(l);
+            }
+        } catch (const text::PromptError& e) {
+            // The tags cannot be read, so which LoRA had which weight is unknown; written back as extra tags they
+            // would land in a prompt that still cannot be read, growing on every round trip.
+            info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what() + "; Lora hashes ignored");
+            hashes.clear();
+        }
+        // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
+        for (const auto& [name, hash] : hashes) {
+            // Written back, it becomes a <lora:name:1> tag: a name that cannot be one is not a LoRA file name.
+            const bool tagSafe = !name.empty() && loraTagName(name) == name &&
+                                 name.find_first_of("<>:\n\r\\") == std::string::npos &&
+                                 std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= 0x20; });
+            if (!tagSafe) {
+                info.warnings.push_back("Lora hashes names a LoRA that cannot be a file name; ignored");
+                continue;
+            }
+            info.settings.loras.push_back({name, 1.0, 1.0, hash, false});
+            info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
+        }
+        found(info, "loras");
+    }
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
     // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.

@@ -8,6 +8,20 @@
 
 namespace dd::settings {
 
+void to_json(nlohmann::json& j, const LoraSetting& l) {
+    j = {{"name", l.name}, {"unet_weight", l.unetWeight}, {"text_encoder_weight", l.textEncoderWeight}, {"hash", l.hash},
+         {"from_prompt", l.fromPrompt}};
+}
+
+void from_json(const nlohmann::json& j, LoraSetting& l) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("name", l.name);
+    get("unet_weight", l.unetWeight);
+    get("text_encoder_weight", l.textEncoderWeight);
+    get("hash", l.hash);
+    get("from_prompt", l.fromPrompt);
+}
+
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
@@ -16,6 +30,9 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
          {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis},
          {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset},
          {"memory_plan", s.plan}, {"deterministic", s.deterministic}};
+    // Only when used, so sidecars of runs without LoRA stay as they were.
+    if (!s.loras.empty()) j["loras"] = s.loras;
+    if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -40,6 +57,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("preset", s.preset);
     get("memory_plan", s.plan);
     get("deterministic", s.deterministic);
+    get("loras", s.loras);
+    get("lora_mode", s.loraMode);
 }
 
 void validate(const GenerationSettings& s) {
@@ -56,6 +75,10 @@ void validate(const GenerationSettings& s) {
         fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
+    if (s.loraMode != "merge" && s.loraMode != "side")
+        fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
+    for (const auto& l : s.loras)
+        if (l.name.empty()) fail("a LoRA without a name");
     memory::validate(s.plan);
 }
 

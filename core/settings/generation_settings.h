@@ -7,8 +7,19 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dd::settings {
+
+// One LoRA of a run (docs/lora.md). Weights as A1111's <lora:name:te:unet>.
+struct LoraSetting {
+    std::string name;               // file name without .safetensors in a LoRA folder, or a path to the file
+    double unetWeight = 1.0;
+    double textEncoderWeight = 1.0;
+    std::string hash;               // A1111 "Lora hashes" short hash; filled in by the engine
+    bool fromPrompt = false;        // came from a <lora:…> tag: reruns take it from the prompt again
+    bool operator==(const LoraSetting&) const = default;
+};
 
 struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
@@ -37,8 +48,13 @@ struct GenerationSettings {
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
     // fixed thread count, so a rerun is bit-identical on the same machine.
     bool deterministic = false;
+    // LoRAs besides the prompt's <lora:…> tags; a result's settings list every LoRA applied, tags included.
+    std::vector<LoraSetting> loras;
+    std::string loraMode = "merge";  // "merge": into the weights; "side": added beside them (weights untouched)
 };
 
+void to_json(nlohmann::json& j, const LoraSetting& l);
+void from_json(const nlohmann::json& j, LoraSetting& l);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
 // Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
 void from_json(const nlohmann::json& j, GenerationSettings& s);

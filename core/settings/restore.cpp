@@ -120,6 +120,9 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     r.settings.model.clear();
     r.settings.initImage = safeModelName(r.settings.initImage);
     if (r.modelName.rfind("demo:", 0) != 0) r.modelName = safeModelName(r.modelName);
+    // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
+    // ("..", a drive) is dropped.
+    std::erase_if(r.settings.loras, [](LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
     return r;
 }
 

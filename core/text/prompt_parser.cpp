@@ -6,6 +6,8 @@
 #include "core/text/unicode.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <charconv>
 #include <optional>
 
@@ -252,6 +254,66 @@ TokenizedPrompt tokenizePrompt(const ClipTokenizer& tokenizer, std::string_view 
         builder.add(tokenizer.encode(part.text), part.weight, commaId, options.commaBacktrack);
     }
     return builder.finish();
+}
+
+namespace {
+
+bool isWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); }
+
+double tagNumber(const std::string& value, std::string_view tag) {
+    const Str s(value.begin(), value.end());
+    const auto v = pythonFloat(s);
+    if (!v) throw PromptError("'" + std::string(tag) + "': '" + value + "' is not a number");
+    return *v;
+}
+
+LoraTag parseLoraTag(std::string_view args, std::string_view tag) {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> named;
+    size_t start = 0;
+    while (true) {
+        const size_t end = args.find(':', start);
+        const std::string item(args.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+        const size_t eq = item.find('=');
+        if (!positional.empty() && eq != std::string::npos) named[item.substr(0, eq)] = item.substr(eq + 1);
+        else positional.push_back(item);
+        if (end == std::string_view::npos) break;
+        start = end + 1;
+    }
+    LoraTag t;
+    t.name = positional.front();
+    if (positional.size() > 1) t.textEncoderWeight = tagNumber(positional[1], tag);
+    if (named.count("te")) t.textEncoderWeight = tagNumber(named["te"], tag);
+    t.unetWeight = positional.size() > 2 ? tagNumber(positional[2], tag) : t.textEncoderWeight;
+    if (named.count("unet")) t.unetWeight = tagNumber(named["unet"], tag);
+    return t;
+}
+
+} // namespace
+
+ExtraNetworks extractExtraNetworks(std::string_view prompt) {
+    ExtraNetworks out;
+    size_t i = 0;
+    while (i < prompt.size()) {
+        // re_extra_net = r"<(\w+):([^>]+)>"
+        size_t j = i + 1;
+        if (prompt[i] == '<') {
+            while (j < prompt.size() && isWordChar(prompt[j])) ++j;
+            const size_t close = prompt.find('>', j);
+            if (j > i + 1 && j < prompt.size() && prompt[j] == ':' && close != std::string_view::npos && close > j + 1) {
+                const std::string_view kind = prompt.substr(i + 1, j - i - 1);
+                const std::string_view args = prompt.substr(j + 1, close - j - 1);
+                const std::string_view tag = prompt.substr(i, close - i + 1);
+                if (kind == "lora" || kind == "lyco") out.loras.push_back(parseLoraTag(args, tag));
+                else out.ignored.emplace_back(tag);
+                i = close + 1;
+                continue;
+            }
+        }
+        out.prompt += prompt[i];
+        ++i;
+    }
+    return out;
 }
 
 } // namespace dd::text

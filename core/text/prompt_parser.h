@@ -63,6 +63,24 @@ struct TokenizedPrompt {
 
 TokenizedPrompt tokenizePrompt(const ClipTokenizer& tokenizer, std::string_view prompt, const PromptOptions& options = {});
 
+// A1111 extra networks: "<lora:name:0.8>" (text encoder and UNet 0.8), "<lora:name:0.5:1>" (te 0.5, unet 1),
+// "<lora:name:te=0.5:unet=1>"; "<lyco:…>" is the same as "<lora:…>". Every "<word:…>" tag is cut out of the text
+// (what is left is encoded as it stands, as A1111 does); other kinds (hypernet…) are listed in `ignored`.
+// Ref: A1111 modules/extra_networks.py (re_extra_net, parse_prompt), extensions-builtin/Lora/extra_networks_lora.py.
+struct LoraTag {
+    std::string name;
+    double textEncoderWeight = 1.0;
+    double unetWeight = 1.0;
+    bool operator==(const LoraTag&) const = default;
+};
+struct ExtraNetworks {
+    std::string prompt;                 // without the tags
+    std::vector<LoraTag> loras;         // in prompt order
+    std::vector<std::string> ignored;   // tags of other kinds, as written
+};
+// Throws PromptError for a weight that is not a number ("<lora:x:abc>"; A1111 fails there too).
+ExtraNetworks extractExtraNetworks(std::string_view prompt);
+
 // A1111's counter denominator: ceil(max(count, 1) / 75) · 75.
 int targetTokenCount(int tokenCount);
 

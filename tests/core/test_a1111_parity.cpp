@@ -42,7 +42,7 @@ private slots:
         // Keys DiffusionDesk consumes into settings; every other key must come back unchanged in `unknown`.
         const std::set<std::string> consumed{"Steps", "Sampler", "Schedule type", "CFG scale", "Seed", "Size", "Size-1", "Size-2",
                                              "Model hash", "Model", "Denoising strength", "Clip skip", "Batch size",
-                                             "CFG Rescale", "RNG", "Version"};
+                                             "CFG Rescale", "RNG", "Version", "Lora hashes"};
         for (const auto& c : m_cases["parser"]) {
             const std::string text = c["text"];
             const auto info = parseA1111Parameters(text);
@@ -61,6 +61,13 @@ private slots:
                     QVERIFY2(want[k + "-1"] + "x" + want[k + "-2"] == v, at + " key " + k.c_str());
                     want.erase(k + "-1"), want.erase(k + "-2"), want.erase(k), got.erase(k);
                 }
+            }
+            // Consumed into settings.loras: every "name: hash" must be there (a value without pairs is only warned about).
+            if (want.count("Lora hashes") && want["Lora hashes"].find(':') != std::string::npos) {
+                std::string joined;
+                for (const auto& l : info.settings.loras) joined += (joined.empty() ? "" : ", ") + l.name + ": " + l.hash;
+                auto bare = [](std::string v) { std::erase(v, ' '); return v; };  // spacing is free in the text
+                QVERIFY2(bare(joined) == bare(want["Lora hashes"]), at + " Lora hashes read as: " + joined.c_str());
             }
             for (const auto& [k, v] : want) {
                 const bool split = k.size() > 2 && (k.ends_with("-1") || k.ends_with("-2"));

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-PACKAGES = ["torch", "diffusers", "transformers", "safetensors", "numpy"]
+PACKAGES = ["torch", "diffusers", "transformers", "safetensors", "numpy", "peft"]
 
 
 def stamp(scripts):

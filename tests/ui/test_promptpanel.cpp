@@ -59,6 +59,12 @@ private slots:
         }
         QVERIFY(weightBold);
         QVERIFY(redColoured);
+        prompt->setPlainText("a cat <lora:style:0.8>");
+        QCoreApplication::processEvents();
+        bool tagItalic = false;
+        for (const auto& f : prompt->document()->firstBlock().layout()->formats())
+            if (f.start == 6 && f.length == 16 && f.format.fontItalic()) tagItalic = true;
+        QVERIFY2(tagItalic, "the <lora:…> tag is not marked");
         prompt->setPlainText("plain words");
         QCoreApplication::processEvents();
         QVERIFY(prompt->document()->firstBlock().layout()->formats().isEmpty());
