@@ -429,7 +429,7 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         for (const auto& [name, hash] : hashes) {
             // Written back, it becomes a <lora:name:1> tag: a name that cannot be one is not a LoRA file name.
             const bool tagSafe = !name.empty() && loraTagName(name) == name &&
-                                 name.find_first_of("<>:\n\r\\") == std::string::npos &&
+                                 name.find_first_of("<>:\\") == std::string::npos &&  // control characters: below
                                  std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= 0x20; });
             if (!tagSafe) {
                 info.warnings.push_back("Lora hashes names a LoRA that cannot be a file name; ignored");

@@ -73,6 +73,15 @@ int loadsDuringARun(MainWindow& w) {
     return loads;
 }
 
+// Restores the settings of an A1111 parameters text, as dropping a .txt on the window does.
+bool restoreFromParameters(MainWindow& w, const QTemporaryDir& dir, const QByteArray& parameters) {
+    const QString txt = dir.filePath("params.txt");
+    QFile f(txt);
+    if (!f.open(QIODevice::WriteOnly) || f.write(parameters) != parameters.size()) return false;
+    f.close();
+    return w.restoreFromFile(txt);
+}
+
 } // namespace
 
 class TestWorkflows : public QObject {
@@ -290,13 +299,8 @@ private slots:
         MainWindow w({});
         QTRY_COMPARE(w.modelPicker()->loadedModel(), kDemo);
         QTemporaryDir dir;
-        const QString txt = dir.filePath("params.txt");
-        QFile f(txt);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QString("a cat\nSteps: 3, Sampler: Euler, CFG scale: 6, Seed: 77, Size: 64x64, Model hash: %1, Model: "
-                        "its-old-name\n").arg(hash).toUtf8());
-        f.close();
-        QVERIFY(w.restoreFromFile(txt));
+        QVERIFY(restoreFromParameters(w, dir, QString("a cat\nSteps: 3, Sampler: Euler, CFG scale: 6, Seed: 77, Size: "
+                                                      "64x64, Model hash: %1, Model: its-old-name\n").arg(hash).toUtf8()));
         QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), copy, 60000);
         QVERIFY(w.findChild<QLabel*>("restoreNotice")->text().contains(hash));
         QCOMPARE(w.currentSettings().model, copy.toStdString());
@@ -311,13 +315,8 @@ private slots:
         MainWindow w({});
         QTRY_COMPARE(w.modelPicker()->loadedModel(), kDemo);
         QTemporaryDir dir;
-        const QString txt = dir.filePath("params.txt");
-        QFile f(txt);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("a dog\nSteps: 3, Sampler: Euler, CFG scale: 6, Seed: 5, Size: 64x64, Model hash: 0123456789, Model: "
-                "missing-model\n");
-        f.close();
-        QVERIFY(w.restoreFromFile(txt));
+        QVERIFY(restoreFromParameters(w, dir, "a dog\nSteps: 3, Sampler: Euler, CFG scale: 6, Seed: 5, Size: 64x64, "
+                                              "Model hash: 0123456789, Model: missing-model\n"));
         auto* notice = w.findChild<QLabel*>("restoreNotice");
         QTRY_VERIFY_WITH_TIMEOUT(notice->text().contains("need model"), 60000);
         QVERIFY(notice->text().contains("missing-model"));
