@@ -51,6 +51,12 @@ QStringList expectedImages() {
 
 QStringList images(const QDir& dir) { return dir.entryList({"*.png"}, QDir::Files, QDir::Name); }
 
+// True while the batch journal's last event is a job start, i.e. a job is being generated right now.
+bool jobRunning(const QDir& out) {
+    const QList<QByteArray> lines = readFile(out.filePath(".diffusiondesk-batch-jobs.jsonl")).trimmed().split('\n');
+    return !lines.isEmpty() && lines.last().contains("\"event\":\"start\"") && lines.last().endsWith('}');
+}
+
 } // namespace
 
 class TestBatchCli : public QObject {
@@ -68,7 +74,9 @@ private slots:
             QElapsedTimer t;
             t.start();
             const int want = 1 + 2 * kill;
-            while (images(QDir(out)).size() < want && p.state() == QProcess::Running && t.elapsed() < 120000)
+            // Kill mid-job (journal says "start"), not in the few ms between one job's "done" and the next "start".
+            while ((images(QDir(out)).size() < want || !jobRunning(QDir(out))) && p.state() == QProcess::Running &&
+                   t.elapsed() < 120000)
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             QVERIFY2(p.state() == QProcess::Running, "the batch finished before it could be killed");
             p.kill();  // SIGKILL
