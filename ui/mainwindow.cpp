@@ -1,6 +1,7 @@
 #include "ui/mainwindow.h"
 
 #include "core/pipeline/engine.h"
+#include "core/resources.h"
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
@@ -36,6 +37,8 @@ QPushButton* button(const char* name, const QString& text, QWidget* parent) {
     b->setObjectName(name);
     return b;
 }
+
+constexpr const char* kFirstPrompt = "a lighthouse on a cliff at sunset, oil painting";
 
 QString seconds(double s) { return s < 10 ? QString::number(s, 'f', 2) + " s" : QString::number(s, 'f', 1) + " s"; }
 
@@ -231,7 +234,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     restoreState();
     applyPreferences();
     settings::GenerationSettings defaults = m_panel->settings();
-    if (defaults.prompt.empty()) defaults.prompt = "a lighthouse on a cliff at sunset, oil painting";
+    if (defaults.prompt.empty()) defaults.prompt = kFirstPrompt;
     m_panel->setSettings(defaults);
     QString startModel = model;
     if (startModel.isEmpty()) startModel = QSettings().value("lastModel").toString();
@@ -392,11 +395,22 @@ void MainWindow::updateButtons() {
 
 void MainWindow::onModelChanged(const ModelInfo& info) {
     const bool demo = info.path == QLatin1String(pipeline::kDemoModel);
-    m_panel->setModelFamily(info.family, demo);
-    m_modelBanner->setVisible(demo);
+    const bool shapes = info.path == QString::fromStdString(embeddedModelDir().string());
+    m_panel->setModelFamily(info.family, demo || shapes);
+    m_modelBanner->setVisible(demo || shapes);
     if (demo)
         m_modelBanner->setText(tr("<b>Demo mode:</b> a tiny random-weight model the app builds itself. It exercises the "
                                   "whole pipeline but makes noise, not pictures. Open a real model above."));
+    if (shapes) {
+        m_modelBanner->setText(tr("<b>Built-in shapes model:</b> trained by DiffusionDesk itself, offline. It draws one "
+                                  "circle, square, triangle or star in red, orange, yellow, green, blue or purple, at "
+                                  "128 × 128. Open a real model above for everything else."));
+        // It knows one size and one world: start it where it works rather than on a 512 × 512 lighthouse.
+        settings::GenerationSettings s = m_panel->settings();
+        s.width = s.height = 128;
+        if (s.prompt == kFirstPrompt) s.prompt = "a large red star on a blue background";
+        m_panel->setSettings(s);
+    }
     QSettings().setValue("lastModel", info.path);
     updatePrediction();
 }
