@@ -1,0 +1,108 @@
+#include "core/io/controlnet_file.h"
+
+#include "core/io/model_error.h"
+#include "core/io/model_hash.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace dd::io {
+namespace fs = std::filesystem;
+namespace {
+
+nlohmann::json readConfig(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw ModelFileError(p.string(), "cannot open");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::exception& e) {
+        throw ModelFileError(p.string(), std::string("not valid JSON: ") + e.what());
+    }
+}
+
+TensorMap readWeights(const fs::path& file) {
+    if (file.string().ends_with(".index.json")) {
+        std::ifstream in(file, std::ios::binary);
+        nlohmann::json index;
+        try {
+            index = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::exception& e) {
+            throw ModelFileError(file.string(), std::string("not valid JSON: ") + e.what());
+        }
+        TensorMap out;
+        std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;
+        for (const auto& [tensor, shard] : index.at("weight_map").items()) {
+            const auto name = shard.get<std::string>();
+            if (name.find('/') != std::string::npos || name.find("..") != std::string::npos)
+                throw ModelFileError(file.string(), "shard '" + name + "' is not a file in this folder");
+            auto& f = shards[name];
+            if (!f) f = SafetensorsFile::open((file.parent_path() / name).string());
+            out.emplace(tensor, f->tensor(tensor));
+        }
+        return out;
+    }
+    return SafetensorsFile::open(file.string())->all();
+}
+
+} // namespace
+
+ControlNetFile openControlNet(const std::string& path) {
+    ControlNetFile cn;
+    cn.path = path;
+    std::error_code ec;
+    fs::path weights;
+    fs::path dir;
+    if (fs::is_directory(path, ec)) {
+        dir = path;
+        for (const char* name : {"diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.fp16.safetensors",
+                                 "diffusion_pytorch_model.safetensors.index.json",
+                                 "diffusion_pytorch_model.fp16.safetensors.index.json"})
+            if (fs::exists(dir / name, ec)) {
+                weights = dir / name;
+                break;
+            }
+        if (weights.empty()) {
+            for (const char* pickle : {"diffusion_pytorch_model.bin", "diffusion_pytorch_model.fp16.bin"})
+                if (fs::exists(dir / pickle, ec))
+                    throw ModelFileError(path, "this ControlNet is a pickle file (diffusion_pytorch_model.bin); DiffusionDesk "
+                                               "never unpickles files. Convert it to .safetensors in a trusted environment");
+            throw ModelFileError(path, "no diffusion_pytorch_model.safetensors in this ControlNet folder");
+        }
+    } else if (fs::is_regular_file(path, ec)) {
+        weights = path;
+        dir = weights.parent_path();
+        if (dir.empty()) dir = ".";
+    } else {
+        throw ModelFileError(path, "no such ControlNet file or folder");
+    }
+    if (!fs::exists(dir / "config.json", ec)) {
+        // An original sd-webui-controlnet file has no config; say what it is instead of "config missing".
+        if (weights.extension() == ".safetensors") {
+            const auto file = SafetensorsFile::open(weights.string());
+            for (const auto& t : file->tensors())
+                if (t.name.starts_with("control_model.") || t.name.starts_with("input_hint_block.") ||
+                    t.name.starts_with("zero_convs."))
+                    throw ModelFileError(path, "this is an original (LDM) ControlNet file as sd-webui-controlnet uses it; "
+                                               "DiffusionDesk reads diffusers ControlNets only (a folder with config.json "
+                                               "and diffusion_pytorch_model.safetensors)");
+        }
+        throw ModelFileError(path, "no config.json beside the ControlNet weights");
+    }
+    cn.config = readConfig(dir / "config.json");
+    const auto cls = cn.config.value("_class_name", std::string("ControlNetModel"));
+    if (cls != "ControlNetModel")
+        throw ModelFileError(path, "config.json describes a " + cls + ", not a ControlNetModel");
+    cn.weightsPath = weights.string();
+    cn.weights = readWeights(weights);
+    return cn;
+}
+
+std::string controlNetHash(const std::string& weightsPath) {
+    if (weightsPath.ends_with(".index.json")) return {};  // several files: no single hash
+    return hashModelFile(weightsPath).sha256.substr(0, 8);
+}
+
+} // namespace dd::io
