@@ -4,6 +4,7 @@
 
 #include "core/settings/generation_info_detail.h"
 
+#include <cmath>
 #include <filesystem>
 
 namespace dd::settings {
@@ -53,7 +54,7 @@ std::optional<double> number(const std::string& v) {
     try {
         size_t used = 0;
         const double d = std::stod(v, &used);
-        if (used == v.size()) return d;
+        if (used == v.size() && std::isfinite(d)) return d;
     } catch (const std::exception&) {
     }
     return std::nullopt;

@@ -5,6 +5,7 @@
 #include "core/io/controlnet_file.h"
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
+#include "core/memory/predictor.h"
 #include "core/nn/controlnet.h"
 #include "core/nn/load_weights.h"
 #include "core/pipeline/control_stack.h"
@@ -178,6 +179,33 @@ private slots:
             QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home, ControlNet included
             QVERIFY(engine.ledger().peak("compute") > 0);
         }
+    }
+
+    // The predictor counts the ControlNet's weights (exactly what the engine loads) and its residuals.
+    void predictorCountsControlNets() {
+        auto k = loadCase(m_cases.at(0).toObject(), 0);
+        const std::string cn = k.settings.controlnets[0].model;
+        const int64_t params = memory::controlNetParameters({cn, cn});  // the same one twice is loaded once
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        engine.generate(k.settings, cancel, nullptr, nullptr, k.images);
+        QCOMPARE(params, engine.controlNetParameters());
+        const auto shape = memory::modelShapeOf(k.settings.model);
+        memory::PredictInput in;
+        in.width = in.height = 64;
+        const auto plain = memory::predict(shape, in);
+        in.controlNetParams = params;
+        const auto with = memory::predict(shape, in);
+        QCOMPARE(with.denoise.weights - plain.denoise.weights, params * 4);  // fp32
+        QCOMPARE(with.decode.weights - plain.decode.weights, params * 4);    // kept loaded
+        QVERIFY(with.denoise.activations > plain.denoise.activations);
+        in.cuda = true;
+        in.plan.offload = memory::Offload::Model;
+        const auto offloaded = memory::predict(shape, in);
+        in.controlNetParams = 0;
+        const auto offloadedPlain = memory::predict(shape, in);
+        QCOMPARE(offloaded.decode.weights, offloadedPlain.decode.weights);  // at home while decoding
+        QCOMPARE(offloaded.denoise.weights - offloadedPlain.denoise.weights, params * 4);
     }
 
     void guidanceRange() {
