@@ -16,6 +16,7 @@
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
+#include "imaging/control_preprocess.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
 
@@ -329,7 +330,7 @@ int generate(const std::vector<std::string>& args) {
     dd::pipeline::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();
-    const auto controlImages = dd::cli::prepareControlImages(s);
+    const auto controlImages = dd::imaging::prepareControlImages(s);
     const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr, controlImages);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

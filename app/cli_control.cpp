@@ -1,7 +1,6 @@
 #include "app/cli_control.h"
 
 #include "core/settings/restore.h"
-#include "imaging/control_preprocess.h"
 
 #include <filesystem>
 #include <stdexcept>
@@ -74,12 +73,6 @@ void resolveRestoredControlNets(settings::GenerationSettings& s, const std::vect
             c.image = *inside;
         }
     }
-}
-
-std::vector<pipeline::Image> prepareControlImages(const settings::GenerationSettings& s) {
-    std::vector<pipeline::Image> images;
-    for (const auto& c : s.controlnets) images.push_back(imaging::prepareControlImage(c, s.width, s.height));
-    return images;
 }
 
 } // namespace dd::cli

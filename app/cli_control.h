@@ -5,7 +5,6 @@
 //   [--control-weight W] [--control-start F] [--control-end F] [--control-thresholds A[,B]]
 //   [--control-resize "Crop and Resize"|"Just Resize"|"Resize and Fill"]     (repeat for several ControlNets)
 //   --controlnet-dir DIR   where ControlNets restored by --from are looked up by name
-#include "core/pipeline/generation.h"
 #include "core/settings/generation_settings.h"
 
 #include <string>
@@ -21,8 +20,5 @@ bool applyControlFlag(const std::string& flag, const std::string& value, setting
 // output folder (as init images are). Throws std::invalid_argument saying what is missing.
 void resolveRestoredControlNets(settings::GenerationSettings& s, const std::vector<std::string>& folders,
                                 const std::string& outFolder);
-
-// Every unit's control image, read, resized to the run's size and preprocessed (imaging/control_preprocess).
-std::vector<pipeline::Image> prepareControlImages(const settings::GenerationSettings& s);
 
 } // namespace dd::cli

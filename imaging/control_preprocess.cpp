@@ -89,4 +89,10 @@ pipeline::Image prepareControlImage(const settings::ControlNetSetting& c, int wi
     return preprocessControl(resizeForControl(readImage(c.image), width, height, c.resizeMode), c);
 }
 
+std::vector<pipeline::Image> prepareControlImages(const settings::GenerationSettings& s) {
+    std::vector<pipeline::Image> images;
+    for (const auto& c : s.controlnets) images.push_back(prepareControlImage(c, s.width, s.height));
+    return images;
+}
+
 } // namespace dd::imaging

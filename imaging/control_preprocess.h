@@ -3,7 +3,7 @@
 // resize modes, and turned into the map a ControlNet was trained on by a preprocessor that needs no network
 // weights (OpenCV only). The engine takes the result as it is (core/pipeline/control_stack).
 #include "core/pipeline/generation.h"
-#include "core/settings/control_setting.h"
+#include "core/settings/generation_settings.h"
 
 #include <string>
 
@@ -25,5 +25,7 @@ pipeline::Image preprocessControl(const pipeline::Image& image, const settings::
 
 // readImage(c.image) → resizeForControl → preprocessControl. Throws std::runtime_error naming the file.
 pipeline::Image prepareControlImage(const settings::ControlNetSetting& c, int width, int height);
+// Every ControlNet's image of `s`, at s.width × s.height: what Engine::generate takes as controlImages.
+std::vector<pipeline::Image> prepareControlImages(const settings::GenerationSettings& s);
 
 } // namespace dd::imaging
