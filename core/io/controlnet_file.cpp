@@ -79,17 +79,13 @@ ControlNetFile openControlNet(const std::string& path) {
         throw ModelFileError(path, "no such ControlNet file or folder");
     }
     if (!fs::exists(dir / "config.json", ec)) {
-        // An original sd-webui-controlnet file has no config; say what it is instead of "config missing".
-        if (weights.extension() == ".safetensors") {
-            const auto file = SafetensorsFile::open(weights.string());
-            for (const auto& t : file->tensors())
-                if (t.name.starts_with("control_model.") || t.name.starts_with("input_hint_block.") ||
-                    t.name.starts_with("zero_convs."))
-                    throw ModelFileError(path, "this is an original (LDM) ControlNet file as sd-webui-controlnet uses it; "
-                                               "DiffusionDesk reads diffusers ControlNets only (a folder with config.json "
-                                               "and diffusion_pytorch_model.safetensors)");
-        }
-        throw ModelFileError(path, "no config.json beside the ControlNet weights");
+        // No config: an original sd-webui-controlnet file carries its architecture in its tensor shapes.
+        if (weights.extension() == ".safetensors")
+            if (auto converted = convertLdmControlNet(weights.string())) {
+                converted->path = path;
+                return std::move(*converted);
+            }
+        throw ModelFileError(path, "no config.json beside the ControlNet weights, and not an original (LDM) ControlNet file");
     }
     cn.config = readConfig(dir / "config.json");
     const auto cls = cn.config.value("_class_name", std::string("ControlNetModel"));

@@ -42,6 +42,14 @@ void checkFits(const nn::ControlNetConfig& c, const SdModel& m, const std::strin
                std::to_string(m.vaeScaleFactor()));
 }
 
+// An original ControlNet file does not store its heads or SDXL's time-id width; it is a copy of its UNet's
+// encoder, so the UNet's values are the right ones (when the levels agree; checkFits refuses the rest).
+void adoptUnetValues(nlohmann::json& config, const nn::UNetConfig& u) {
+    if (config.value("block_out_channels", std::vector<int64_t>{}) != u.blockOutChannels) return;
+    config["attention_head_dim"] = u.heads;
+    if (config.contains("addition_embed_type")) config["addition_time_embed_dim"] = u.additionTimeEmbedDim;
+}
+
 torch::Tensor hintTensor(const Image& img, const settings::GenerationSettings& s, bool cfg, torch::Device device) {
     if (img.width != s.width || img.height != s.height || img.rgb.size() != size_t(img.width) * size_t(img.height) * 3)
         throw std::invalid_argument("a control image is " + std::to_string(img.width) + "x" + std::to_string(img.height) +
@@ -89,7 +97,8 @@ std::vector<settings::ControlNetSetting> ControlStack::prepare(const SdModel& m,
         const Loaded* l = same != keep.end() ? &*same : reuse(m_loaded);
         if (!l) {
             auto file = io::openControlNet(c.model);
-            const auto config = nn::ControlNetConfig::fromJson(file.config, c.model + "/config.json");
+            if (file.derivedConfig) adoptUnetValues(file.config, m.unet->config());
+            const auto config = nn::ControlNetConfig::fromJson(file.config, c.model + (file.derivedConfig ? "" : "/config.json"));
             checkFits(config, m, c.model);
             nn::ControlNetModel net(config);
             net->to(dtype);

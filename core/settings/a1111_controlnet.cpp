@@ -122,6 +122,8 @@ void readA1111ControlNets(const std::function<std::optional<std::string>(std::st
                 info.warnings.push_back(key + ": Control Mode '" + value.substr(0, 40) + "' is not available; Balanced is used");
             }
         }
+        // -1 means the preprocessor's default; the writer writes the value used, so read it as that value.
+        defaultThresholds(c.preprocessor, c.thresholdA, c.thresholdB);
         if (c.resizeMode != "Crop and Resize" && c.resizeMode != "Just Resize" && c.resizeMode != "Resize and Fill")
             c.resizeMode = "Crop and Resize";
         try {

@@ -121,6 +121,36 @@ private slots:
         QVERIFY2(err < 1e-4, qPrintable(QString("residuals differ by %1").arg(err)));
     }
 
+    // The same ControlNets as original (LDM) files, as sd-webui-controlnet loads them: converted names, derived config.
+    void ldmFileMatchesDiffusers() {
+        c10::InferenceMode guard;
+        const auto file = io::openControlNet((kDir + "/ldm/cn-sd1-a.safetensors").toStdString());
+        QVERIFY(file.derivedConfig);
+        nn::ControlNetModel net(nn::ControlNetConfig::fromJson(file.config));
+        QVERIFY(nn::loadWeights(*net, file.weights, "controlnet").empty());
+        net->eval();
+        const auto ref = io::SafetensorsFile::open((kDir + "/residuals_cn-sd1-a.safetensors").toStdString());
+        const auto out = net->forward(ref->tensor("sample"), torch::tensor({500.0}, torch::kFloat64), ref->tensor("context"),
+                                      std::nullopt, ref->tensor("cond"), 0.8);
+        double err = maxAbs(out.mid, ref->tensor("mid"));
+        for (size_t i = 0; i < out.down.size(); ++i) err = std::max(err, maxAbs(out.down[i], ref->tensor("down_" + std::to_string(i))));
+        qInfo("LDM file: residuals max abs %.3g", err);
+        QVERIFY2(err < 1e-4, qPrintable(QString("residuals differ by %1").arg(err)));
+        // SDXL in the engine: heads and the time-id width come from the UNet (the file does not store them).
+        for (int index : {0, 3}) {
+            auto k = loadCase(m_cases.at(index).toObject(), index);
+            const QString name = index == 0 ? "cn-sd1-a" : "cn-sdxl";
+            k.settings.controlnets[0].model = (kDir + "/ldm/" + name + ".safetensors").toStdString();
+            pipeline::Engine engine;
+            pipeline::CancelToken cancel;
+            LastLatents observer;
+            engine.generate(k.settings, cancel, &observer, nullptr, k.images);
+            const double e = maxAbs(observer.latents, k.latents);
+            qInfo("LDM file %s: latents max abs %.3g", qPrintable(name), e);
+            QVERIFY2(e < 1e-4, qPrintable(QString("latents differ by %1").arg(e)));
+        }
+    }
+
     void pipelineMatchesDiffusers_data() {
         QTest::addColumn<int>("index");
         for (int i = 0; i < m_cases.size(); ++i) {

@@ -11,6 +11,9 @@ Files (<outdir>/controlnet/):
   case_<n>.safetensors          final latents of a short run of StableDiffusion(XL)ControlNetPipeline (CPU
                                 generator per image, seed + i) and the control image it got (uint8 HWC).
   cases.json                    the runs: prompt, sampler, controlnets with weight and guidance start/end.
+  ldm/cn-sd1-a.safetensors,     the same ControlNets as original (LDM) single files, as sd-webui-controlnet loads
+  ldm/cn-sdxl.safetensors       them: control_model.* (input_hint_block, zero_convs, middle_block_out, the UNet
+                                encoder's LDM names), no config.json.
 """
 import json
 import pathlib
@@ -23,6 +26,7 @@ from diffusers import (ControlNetModel, StableDiffusionControlNetPipeline, Stabl
 from PIL import Image
 from safetensors.torch import save_file
 
+from fixtures_models import unet_key_to_ldm
 from fixtures_schedulers import NAMES as SCHEDULERS
 
 OUT = pathlib.Path(sys.argv[1])
@@ -71,6 +75,27 @@ def residual_reference(cn, name, xl, seed):
     save_file({k: v.contiguous() for k, v in tensors.items()}, DIR / f"residuals_{name}.safetensors")
 
 
+def ldm_file(cn, path):
+    """diffusers names → the original layout (the inverse of what core/io/controlnet_ldm.cpp reads)."""
+    hint_convs = 2 + len(cn.controlnet_cond_embedding.blocks)
+    out = {}
+    for k, v in cn.state_dict().items():
+        p = k.split(".")
+        if p[0] == "controlnet_cond_embedding":
+            k2 = 0 if p[1] == "conv_in" else 2 * (hint_convs - 1) if p[1] == "conv_out" else 2 * (int(p[2]) + 1)
+            rest = ".".join(p[3:] if p[1] == "blocks" else p[2:])
+            name = f"input_hint_block.{k2}.{rest}"
+        elif p[0] == "controlnet_down_blocks":
+            name = f"zero_convs.{p[1]}.0.{'.'.join(p[2:])}"
+        elif p[0] == "controlnet_mid_block":
+            name = f"middle_block_out.0.{'.'.join(p[1:])}"
+        else:
+            name = unet_key_to_ldm(k, cn.config.layers_per_block, [])
+        out["control_model." + name] = v.contiguous()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file(out, path)
+
+
 def control_image(seed, size=64):
     """Blocky shapes rather than pixel noise: closer to an edge map, and still exercises every weight."""
     rng = np.random.default_rng(seed)
@@ -103,6 +128,8 @@ def main():
         controlnet(pipe.unet, seed).save_pretrained(DIR / name, safe_serialization=True)
         nets[name] = ControlNetModel.from_pretrained(DIR / name)  # what a user loads
         residual_reference(nets[name], name, xl, seed + 100)
+        if name != "cn-sd1-b":
+            ldm_file(nets[name], DIR / "ldm" / f"{name}.safetensors")
 
     base = dict(prompt="a photo of an astronaut riding a horse on mars", negative="", seed=42, steps=6, cfg=7.5,
                 width=64, height=64, batch=1)
