@@ -72,6 +72,11 @@ ControlNetFile openControlNet(const std::string& path) {
             throw ModelFileError(path, "no diffusion_pytorch_model.safetensors in this ControlNet folder");
         }
     } else if (fs::is_regular_file(path, ec)) {
+        const auto ext = fs::path(path).extension().string();
+        if (ext == ".pth" || ext == ".ckpt" || ext == ".pt" || ext == ".bin")
+            throw ModelFileError(path, "this ControlNet is a pickle file; DiffusionDesk never unpickles files (loading a "
+                                       "pickle can run code hidden in it). Use the .safetensors release or convert it in "
+                                       "a trusted environment");
         weights = path;
         dir = weights.parent_path();
         if (dir.empty()) dir = ".";

@@ -21,6 +21,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace dd;
@@ -264,6 +265,16 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.generate(missing.settings, cancel, nullptr));  // no image
         missing.settings.controlnets[0].model = "/nonexistent/cn";
         QVERIFY_THROWS_EXCEPTION(io::ModelFileError, engine.generate(missing.settings, cancel, nullptr, nullptr, missing.images));
+        QTemporaryDir dir;
+        const QString pickle = dir.filePath("control_v11p_sd15_canny.pth");
+        QFile(pickle).open(QIODevice::WriteOnly);
+        missing.settings.controlnets[0].model = pickle.toStdString();
+        try {
+            engine.generate(missing.settings, cancel, nullptr, nullptr, missing.images);
+            QFAIL("a pickle ControlNet was accepted");
+        } catch (const io::ModelFileError& e) {
+            QVERIFY2(QString(e.what()).contains("never unpickles"), e.what());
+        }
         auto small = missing.images;
         small[0].width = 32;
         auto ok = loadCase(m_cases.at(0).toObject(), 0);
