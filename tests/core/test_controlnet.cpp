@@ -51,6 +51,7 @@ pipeline::Image imageOf(const torch::Tensor& hwc) {
 struct Case {
     settings::GenerationSettings settings;
     std::vector<pipeline::Image> images;
+    std::optional<pipeline::Image> init;  // img2img
     torch::Tensor latents;
 };
 
@@ -81,6 +82,11 @@ Case loadCase(const QJsonObject& c, int index) {
         k.images.push_back(imageOf(ref->tensor("control_" + std::to_string(i))));
     }
     k.latents = ref->tensor("latents");
+    if (c["img2img"].toBool()) {
+        s.initImage = "init.png";
+        s.strength = c["strength"].toDouble();
+        k.init = imageOf(ref->tensor("init"));
+    }
     return k;
 }
 
@@ -95,7 +101,7 @@ private slots:
         QFile f(kDir + "/cases.json");
         QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
         m_cases = QJsonDocument::fromJson(f.readAll()).array();
-        QCOMPARE(m_cases.size(), 4);
+        QCOMPARE(m_cases.size(), 5);
     }
 
     void residualsMatchDiffusers_data() {
@@ -156,8 +162,9 @@ private slots:
         QTest::addColumn<int>("index");
         for (int i = 0; i < m_cases.size(); ++i) {
             const auto c = m_cases.at(i).toObject();
-            QTest::newRow(qPrintable(QString("%1 %2 %3 controlnet(s)").arg(c["model"].toString(), c["sampler"].toString())
-                                         .arg(c["controlnets"].toArray().size())))
+            QTest::newRow(qPrintable(QString("%1 %2 %3 controlnet(s)%4").arg(c["model"].toString(), c["sampler"].toString())
+                                         .arg(c["controlnets"].toArray().size())
+                                         .arg(c["img2img"].toBool() ? " img2img" : "")))
                 << i;
         }
     }
@@ -167,7 +174,7 @@ private slots:
         pipeline::Engine engine;
         pipeline::CancelToken cancel;
         LastLatents observer;
-        const auto result = engine.generate(k.settings, cancel, &observer, nullptr, k.images);
+        const auto result = engine.generate(k.settings, cancel, &observer, k.init ? &*k.init : nullptr, k.images);
         const double err = maxAbs(observer.latents, k.latents);
         qInfo("latents max abs %.3g (latents max %.3g)", err, k.latents.abs().max().item<double>());
         QVERIFY2(err < 1e-4, qPrintable(QString("latents differ by %1").arg(err)));

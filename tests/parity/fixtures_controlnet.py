@@ -8,8 +8,9 @@ Files (<outdir>/controlnet/):
                                 VAE downsamples by 2 (the real (16, 32, 96, 256) downsamples by 8).
   residuals_<name>.safetensors  ControlNetModel.forward for fixed inputs (saved alongside): down_<i> and mid, with
                                 conditioning_scale 0.8.
-  case_<n>.safetensors          final latents of a short run of StableDiffusion(XL)ControlNetPipeline (CPU
-                                generator per image, seed + i) and the control image it got (uint8 HWC).
+  case_<n>.safetensors          final latents of a short run of StableDiffusion(XL)ControlNetPipeline or
+                                StableDiffusionControlNetImg2ImgPipeline (CPU generator per image, seed + i), the
+                                control images it got and the init image (uint8 HWC).
   cases.json                    the runs: prompt, sampler, controlnets with weight and guidance start/end.
   ldm/cn-sd1-a.safetensors,     the same ControlNets as original (LDM) single files, as sd-webui-controlnet loads
   ldm/cn-sdxl.safetensors       them: control_model.* (input_hint_block, zero_convs, middle_block_out, the UNet
@@ -21,8 +22,8 @@ import sys
 
 import numpy as np
 import torch
-from diffusers import (ControlNetModel, StableDiffusionControlNetPipeline, StableDiffusionPipeline,
-                       StableDiffusionXLControlNetPipeline, StableDiffusionXLPipeline)
+from diffusers import (ControlNetModel, StableDiffusionControlNetImg2ImgPipeline, StableDiffusionControlNetPipeline,
+                       StableDiffusionPipeline, StableDiffusionXLControlNetPipeline, StableDiffusionXLPipeline)
 from PIL import Image
 from safetensors.torch import save_file
 
@@ -103,16 +104,19 @@ def control_image(seed, size=64):
     return np.kron(img, np.ones((8, 8, 1), dtype=np.uint8))
 
 
-def run(pipe, case, base_scheduler, images):
+def run(pipe, case, base_scheduler, images, init=None):
     cls, opts = SCHEDULERS[case["sampler"]]
     pipe.scheduler = cls.from_config(base_scheduler.config, **opts)
     gens = [torch.Generator().manual_seed(case["seed"] + i) for i in range(case["batch"])]
     nets = case["controlnets"]
     pil = [Image.fromarray(i) for i in images]
     one = len(nets) == 1
+    # img2img: the init image is `image`, the control image `control_image`.
+    images_kw = dict(image=pil[0] if one else pil) if init is None else dict(
+        image=Image.fromarray(init), control_image=pil[0] if one else pil, strength=case["strength"])
     return pipe(prompt=case["prompt"], negative_prompt=case["negative"] or None, num_inference_steps=case["steps"],
                 guidance_scale=case["cfg"], generator=gens, num_images_per_prompt=case["batch"],
-                height=case["height"], width=case["width"], image=pil[0] if one else pil,
+                height=case["height"], width=case["width"], **images_kw,
                 controlnet_conditioning_scale=nets[0]["weight"] if one else [n["weight"] for n in nets],
                 control_guidance_start=[n["start"] for n in nets], control_guidance_end=[n["end"] for n in nets],
                 output_type="latent").images
@@ -142,16 +146,22 @@ def main():
              controlnets=[dict(name="cn-sd1-b", weight=1.0, start=0.0, end=1.0)]),
         dict(base, model="tiny-sdxl-e2e", sampler="Euler", cfg=5.0,
              controlnets=[dict(name="cn-sdxl", weight=0.7, start=0.0, end=0.8)]),
+        dict(base, model="tiny-sd1-e2e", sampler="Euler a", steps=10, img2img=True, strength=0.6,
+             controlnets=[dict(name="cn-sd1-a", weight=0.9, start=0.1, end=0.9)]),
     ]
     for n, case in enumerate(cases):
         base_pipe = sdxl if case["model"] == "tiny-sdxl-e2e" else sd1
-        cls = StableDiffusionXLControlNetPipeline if case["model"] == "tiny-sdxl-e2e" else StableDiffusionControlNetPipeline
+        cls = (StableDiffusionXLControlNetPipeline if case["model"] == "tiny-sdxl-e2e" else
+               StableDiffusionControlNetImg2ImgPipeline if case.get("img2img") else StableDiffusionControlNetPipeline)
         used = [nets[c["name"]] for c in case["controlnets"]]
         pipe = cls(**base_pipe.components, controlnet=used[0] if len(used) == 1 else used)
         pipe.set_progress_bar_config(disable=True)
         images = [control_image(100 + n + k, case["width"]) for k in range(len(used))]
-        latents = run(pipe, case, base_pipe.scheduler, images)
+        init = control_image(200 + n, case["width"]) if case.get("img2img") else None
+        latents = run(pipe, case, base_pipe.scheduler, images, init)
         tensors = {"latents": latents.contiguous()}
+        if init is not None:
+            tensors["init"] = torch.from_numpy(init).contiguous()
         for k, img in enumerate(images):
             tensors[f"control_{k}"] = torch.from_numpy(img).contiguous()
         save_file(tensors, DIR / f"case_{n}.safetensors")
