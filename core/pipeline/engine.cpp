@@ -543,8 +543,13 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
         const memory::NetworkUse onDevice(res.of(m.unet.get()));
-        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;
-        for (const auto& c : controls.active()) controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c.net.get())));
+        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;  // one per network (a ControlNet may be named twice)
+        std::vector<const torch::nn::Module*> placedControls;
+        for (const auto& c : controls.active())
+            if (std::find(placedControls.begin(), placedControls.end(), c.net.get()) == placedControls.end()) {
+                placedControls.push_back(c.net.get());
+                controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c.net.get())));
+            }
         result.timings.stepSeconds.clear();
         const auto& timesteps = scheduler->timesteps();
         const int64_t total = timesteps.size(0);

@@ -111,6 +111,9 @@ std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, co
         in.plan = plan;
         in.cfg = s.cfgScale > 1.0;
         in.cuda = device.is_cuda();
+        std::vector<std::string> controlNets;
+        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
+        in.controlNetParams = memory::controlNetParameters(controlNets);
         const auto p = memory::predict(memory::modelShapeOf(m), in);
         const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
         msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +

@@ -217,6 +217,19 @@ private slots:
             QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home, ControlNet included
             QVERIFY(engine.ledger().peak("compute") > 0);
         }
+        // One ControlNet named twice (two images) is one network, loaded and offloaded once.
+        auto twice = k.settings;
+        twice.controlnets.push_back(twice.controlnets[0]);
+        twice.controlnets[1].weight = 0.4;
+        auto images = k.images;
+        images.push_back(loadCase(m_cases.at(1).toObject(), 1).images[1]);
+        const auto plain = reference.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb;
+        QCOMPARE(reference.controlNetParameters(), memory::controlNetParameters({twice.controlnets[0].model}));
+        pipeline::Engine engine;
+        engine.setTestHooks({true, {}, nullptr});
+        twice.plan.offload = memory::Offload::Group;
+        QVERIFY(engine.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb == plain);
+        QCOMPARE(engine.ledger().resident("compute"), int64_t(0));
     }
 
     // The predictor counts the ControlNet's weights (exactly what the engine loads) and its residuals.
