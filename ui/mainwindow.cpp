@@ -3,6 +3,7 @@
 #include "core/pipeline/engine.h"
 #include "core/resources.h"
 #include "ui/compareview.h"
+#include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
 #include "ui/modelpicker.h"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     setWindowTitle(tr("DiffusionDesk"));
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
+    m_controlNet = new ControlNetPanel(this);
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
@@ -89,6 +91,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     left->addWidget(m_modelBanner);
     left->addWidget(m_restoreNotice);
     left->addWidget(m_panel);
+    left->addWidget(m_controlNet);
     left->addLayout(buttons);
     left->addWidget(m_progress);
     left->addWidget(m_eta);
@@ -175,6 +178,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
     connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
+    connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
     connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
     connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);
@@ -271,6 +275,7 @@ void MainWindow::buildMenus() {
 settings::GenerationSettings MainWindow::currentSettings() const {
     settings::GenerationSettings s = m_panel->settings();
     s.model = m_picker->currentModel().toStdString();
+    s.controlnets = m_controlNet->controlnets();
     if (m_preset) {
         s.preset = m_preset->name;
         s.plan = m_preset->plan;
@@ -417,6 +422,7 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
 
 void MainWindow::restoreSettings(const settings::GenerationSettings& s) {
     m_panel->setSettings(s);
+    m_controlNet->setControlNets(s.controlnets);
     m_panel->setRandomSeed(false);
     if (!s.model.empty() && QString::fromStdString(s.model) != m_picker->currentModel())
         m_picker->choose(QString::fromStdString(s.model));

@@ -4,6 +4,7 @@
 
 #include <QHash>
 #include <QMutex>
+#include <QSet>
 
 #include <optional>
 
@@ -27,6 +28,31 @@ std::optional<memory::ModelShape> shapeOf(const std::string& model) {
     return shape;
 }
 
+// Parameters per ControlNet path, cached the same way (0 for one that cannot be read: the run reports it).
+int64_t controlNetParams(const std::vector<settings::ControlNetSetting>& units) {
+    static QMutex mutex;
+    static QHash<QString, int64_t> cache;
+    QMutexLocker lock(&mutex);
+    QSet<QString> seen;
+    int64_t total = 0;
+    for (const auto& c : units) {
+        const QString key = QString::fromStdString(c.model);
+        if (seen.contains(key)) continue;
+        seen.insert(key);
+        auto it = cache.find(key);
+        if (it == cache.end()) {
+            int64_t n = 0;
+            try {
+                n = memory::controlNetParameters({c.model});
+            } catch (const std::exception&) {
+            }
+            it = cache.insert(key, n);
+        }
+        total += *it;
+    }
+    return total;
+}
+
 } // namespace
 
 bool sameTextInputs(const settings::GenerationSettings& a, const settings::GenerationSettings& b) {
@@ -45,6 +71,7 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, con
     in.cfg = s.cfgScale > 1.0;
     in.cuda = cuda && s.plan.device != "cpu";
     in.textCached = lastRun && sameTextInputs(s, *lastRun);
+    in.controlNetParams = controlNetParams(s.controlnets);
     try {
         const auto p = memory::predict(*shape, in);
         PeakPrediction out;

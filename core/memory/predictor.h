@@ -83,6 +83,9 @@ struct PredictInput {
     // down/up matrices, a merge the kept original of every touched weight. Host memory when offloading.
     int64_t loraBytes = 0;
     bool loraSidePath = false;    // side-path bytes go to the compute device with the networks (offload too)
+    // Parameters of the run's ControlNets (controlNetParameters): weights in the UNet's precision, placed like the
+    // UNet; their residuals (one tensor per UNet skip) live through every UNet call.
+    int64_t controlNetParams = 0;
 };
 
 // Bytes on the device that runs the networks (process RSS on CPU; allocator + context on CUDA).
@@ -107,6 +110,10 @@ Prediction predict(const ModelShape& shape, const PredictInput& input);
 // merge = Σ out·in·k·k of each touched layer (a layer touched by several LoRAs counted once), in the networks'
 // precision. Throws dd::io::ModelFileError like the loader. Defined in dd_core (predictor_model.cpp).
 int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPlan& plan, bool sidePath);
+
+// PredictInput::controlNetParams for ControlNet folders/files (tensor sizes from the headers; each distinct path
+// counted once, as the engine loads it once). Throws dd::io::ModelFileError. Defined in dd_core.
+int64_t controlNetParameters(const std::vector<std::string>& controlNets);
 
 // Verdict against a budget. `message` is empty when it fits, else e.g. "needs 7.8 GB, preset budget 6 GB:
 // enable VAE tiling or switch to 6gb": the single toggles that make it fit (or, when none does alone, that help

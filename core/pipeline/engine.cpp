@@ -14,6 +14,7 @@
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
+#include "core/pipeline/control_stack.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
@@ -217,6 +218,7 @@ struct Engine::Loaded {
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
     LoraStack loras;         // what LoRAs the networks carry now
+    ControlStack controls;   // the ControlNets of the last run, kept for the next
     Residency residency;
 };
 
@@ -224,14 +226,14 @@ Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std:
 Engine::~Engine() = default;
 
 GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                                  const Image* initImage) {
+                                  const Image* initImage, const std::vector<Image>& controlImages) {
     m_stageAttempts.clear();
     m_recoveries.clear();
     settings::GenerationSettings current = s;
     std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
     for (;;) {
         try {
-            auto r = run(current, cancel, observer, initImage);
+            auto r = run(current, cancel, observer, initImage, controlImages);
             r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
             return r;
         } catch (RestartWith& restart) {
@@ -250,6 +252,7 @@ void Engine::releaseModel() {
     if (!m_loaded->model) return;
     m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
     m_loaded->loras.clear();      // then the LoRAs' originals back, while the networks still exist
+    m_loaded->controls.clear();
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -261,6 +264,8 @@ int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
 void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
 
 int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
+
+int64_t Engine::controlNetParameters() const { return m_loaded->controls.parameterCount(); }
 
 LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
                         const LoadProgress& progress, const std::string& knownHash) {
@@ -322,7 +327,7 @@ std::string Engine::previewDecoder() const { return m_previewer->taesdPath(); }
 int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
 
 GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                             const Image* initImage) {
+                             const Image* initImage, const std::vector<Image>& controlImages) {
     settings::validate(s);
     memory::validate(s.plan);
     if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
@@ -418,6 +423,16 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         editWithOffloadsDetached(res, m, plan, device, offload, computeLabel, edit);
     };
     result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
+    // ControlNets (core/pipeline/control_stack): beside the UNet, in its precision, under the same offload.
+    auto& controls = m_loaded->controls;
+    result.settings.controlnets = controls.prepare(m, s, controlImages, home, device, placed.unet, placed.channelsLast,
+                                                   s.cfgScale > 1.0, [&](const torch::nn::Module* net) {
+                                                       res.offloads.erase(net);
+                                                       res.ledger.remove(net);
+                                                   });
+    for (const auto& c : controls.active())
+        attachExtraNetwork(res, *c.net.ptr(), plan, device, offload, computeLabel, placed.unet, placed.channelsLast);
+    controls.setAttention(attention);
     result.modelName = m.displayName;
     result.modelHash = m_loaded->hash;
     result.timings.loadSeconds = secondsSince(t0);
@@ -528,6 +543,13 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
         const memory::NetworkUse onDevice(res.of(m.unet.get()));
+        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;  // one per network (a ControlNet may be named twice)
+        std::vector<const torch::nn::Module*> placedControls;
+        for (const auto& c : controls.active())
+            if (std::find(placedControls.begin(), placedControls.end(), c.net.get()) == placedControls.end()) {
+                placedControls.push_back(c.net.get());
+                controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c.net.get())));
+            }
         result.timings.stepSeconds.clear();
         const auto& timesteps = scheduler->timesteps();
         const int64_t total = timesteps.size(0);
@@ -535,7 +557,9 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             if (cancel.cancelled()) throw Cancelled();
             const auto tStep = Clock::now();
             const auto input = scheduler->scaleModelInput(cfg ? torch::cat({latents, latents}) : latents, i);
-            auto pred = m.unet->forward(toNet(input, unetDtype), timesteps[i], cond.embeds, cond.added)
+            const auto x = toNet(input, unetDtype);
+            const auto control = controls.residuals(i - begin, total - begin, x, timesteps[i], cond.embeds, cond.added, unetDtype);
+            auto pred = m.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, control ? &*control : nullptr)
                             .to(torch::kFloat32)
                             .contiguous();
             if (cfg) {
@@ -560,6 +584,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         attention = attentionOptionsFor(plan);
         m.unet->setAttention(attention);
         m.vae->setAttention(attention);
+        controls.setAttention(attention);
         env.attention = attentionLabel(attention);
     });
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {

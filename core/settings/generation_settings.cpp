@@ -33,6 +33,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     // Only when used, so sidecars of runs without LoRA stay as they were.
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
+    if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -59,6 +60,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("deterministic", s.deterministic);
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
+    get("controlnets", s.controlnets);
 }
 
 void validate(const GenerationSettings& s) {
@@ -79,6 +81,7 @@ void validate(const GenerationSettings& s) {
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
     for (const auto& l : s.loras)
         if (l.name.empty()) fail("a LoRA without a name");
+    for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
     memory::validate(s.plan);
 }
 

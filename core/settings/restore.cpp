@@ -123,6 +123,11 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.
     std::erase_if(r.settings.loras, [](LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
+    // ControlNets likewise: the model and the control image by file name (docs/controlnet.md).
+    std::erase_if(r.settings.controlnets, [](ControlNetSetting& c) {
+        c.image = safeModelName(c.image);
+        return (c.model = safeModelName(c.model)).empty();
+    });
     return r;
 }
 
