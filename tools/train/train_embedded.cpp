@@ -50,7 +50,9 @@ struct Options {
     // Why these two exist: see "Training log (session 4)" in docs/embedded-model.md. Without them the model
     // learned to read the flat background colour from the faint signal left in x_T and never needed the caption.
     double noiseOffset = 0.3;      // per-image, per-channel constant added to the training noise
-    double maxLossWeight = 25;     // epsilon loss weighted by 1/ᾱ_t (v-prediction's weighting), capped
+    double maxLossWeight = 25;     // epsilon loss weighted by 1/ᾱ_t (v-prediction's weighting), capped...
+    int detailFrom = 1 << 30;      // ...and from this UNet step the cap falls linearly to 1 (plain epsilon loss)
+    int detailSteps = 2000;        // over this many steps
     double checkpointMinutes = 4;
 };
 
@@ -77,6 +79,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--decoder-steps") o.decoderSteps = std::stoi(value());
         else if (a == "--noise-offset") o.noiseOffset = std::stod(value());
         else if (a == "--max-loss-weight") o.maxLossWeight = std::stod(value());
+        else if (a == "--detail-from") o.detailFrom = std::stoi(value());
+        else if (a == "--detail-steps") o.detailSteps = std::stoi(value());
         else if (a == "--checkpoint-minutes") o.checkpointMinutes = std::stod(value());
         else throw std::invalid_argument("unknown option " + a + " (see the comment at the top of train_embedded.cpp)");
     }
@@ -338,7 +342,9 @@ int main(int argc, char** argv) try {
         const auto eps = unet->forward(xt, t.to(torch::kFloat32), context);
         // In epsilon terms, not knowing the picture costs only ᾱ/(1−ᾱ) at high noise, exactly where the caption
         // decides colour and shape; weighting by 1/ᾱ (capped, normalised per batch) makes that error count.
-        const auto w = (1 / ab.view({-1})).clamp_max(o.maxLossWeight);
+        // Once the caption is learned, the cap falls back towards the plain loss, whose low-noise steps draw edges.
+        const double fall = std::clamp(double(step - o.detailFrom) / std::max(1, o.detailSteps), 0.0, 1.0);
+        const auto w = (1 / ab.view({-1})).clamp_max(o.maxLossWeight - (o.maxLossWeight - 1) * fall);
         const auto l = (w * (eps - noise).pow(2).mean({1, 2, 3})).sum() / w.sum();
         opt.zero_grad();
         l.backward();
