@@ -1,0 +1,195 @@
+// The SDXL base → refiner hand-off against diffusers (fixtures: tests/parity/fixtures_refiner.py): the base's
+// latents at the switch and the refiner's final latents and 8-bit images equal what StableDiffusionXLPipeline
+// (denoising_end, output_type="latent") followed by StableDiffusionXLImg2ImgPipeline (denoising_start) give
+// with the same seed. Also: where base and refiner live (together or swapped) and the settings' JSON.
+#include "core/io/safetensors.h"
+#include "core/pipeline/engine.h"
+#include "core/pipeline/refiner.h"
+#include "core/sched/scheduler.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace dd;
+
+namespace {
+
+const QString kDir = QString(DD_FIXTURES_DIR) + "/refiner";
+const QString kBase = QString(DD_FIXTURES_DIR) + "/pipeline/tiny-sdxl-e2e";
+const QString kRefiner = kDir + "/tiny-sdxl-refiner-e2e";
+
+struct EveryStep : pipeline::Observer {
+    std::vector<torch::Tensor> latents;  // after step 1, 2, ...
+    int total = 0;
+    void onStep(int, int all, const pipeline::Image&) override { total = all; }
+    void onLatents(int, const at::Tensor& l) override { latents.push_back(l.clone()); }
+};
+
+nlohmann::json readJson(const QString& path) {
+    std::ifstream in(path.toStdString());
+    return nlohmann::json::parse(in);
+}
+
+settings::GenerationSettings settingsOf(const QJsonObject& c) {
+    settings::GenerationSettings s;
+    s.model = kBase.toStdString();
+    s.prompt = c["prompt"].toString().toStdString();
+    s.negativePrompt = c["negative"].toString().toStdString();
+    s.seed = c["seed"].toInt();
+    s.steps = c["steps"].toInt();
+    s.cfgScale = c["cfg"].toDouble();
+    s.sampler = c["sampler"].toString().toStdString();
+    s.width = c["width"].toInt();
+    s.height = c["height"].toInt();
+    s.batchSize = c["batch"].toInt();
+    s.promptSyntax = "reference";  // diffusers truncates at 77 tokens and has no weighting
+    s.refiner.model = kRefiner.toStdString();
+    s.refiner.switchAt = c["switch"].toDouble();
+    s.refiner.aestheticScore = c["aesthetic"].toDouble();
+    s.refiner.negativeAestheticScore = c["negative_aesthetic"].toDouble();
+    return s;
+}
+
+double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+} // namespace
+
+class TestRefiner : public QObject {
+    Q_OBJECT
+    QJsonArray m_cases;
+
+private slots:
+    void initTestCase() {
+        QFile f(kDir + "/cases.json");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
+        m_cases = QJsonDocument::fromJson(f.readAll()).array();
+        QVERIFY(m_cases.size() >= 5);
+    }
+
+    // diffusers' cut for the fixtures' first case: 10 Euler steps 901…1 ("leading"), switch 0.8 → cutoff 200:
+    // the base runs 8 steps, the refiner the last 2.
+    void cutsTheScheduleLikeDiffusers() {
+        const auto config = readJson(kBase + "/scheduler/scheduler_config.json");
+        auto euler = sched::makeScheduler("Euler", config);
+        euler->setTimesteps(10);
+        QCOMPARE(pipeline::baseEndIndex(*euler, 1000, 0.8), int64_t(8));
+        QCOMPARE(pipeline::refinerBeginIndex(*euler, 1000, 0.8), int64_t(8));
+        // Heun lists every timestep but the first twice: the refiner never starts between a step's two halves.
+        auto heun = sched::makeScheduler("Heun", config);
+        heun->setTimesteps(8);
+        const int64_t size = heun->timesteps().size(0), begin = pipeline::refinerBeginIndex(*heun, 1000, 0.5);
+        QCOMPARE((size - begin) % 2, int64_t(1));
+    }
+
+    void matchesDiffusers_data() {
+        QTest::addColumn<int>("index");
+        for (int i = 0; i < m_cases.size(); ++i)
+            QTest::newRow(qPrintable(m_cases.at(i).toObject()["sampler"].toString())) << i;
+    }
+    void matchesDiffusers() {
+        QFETCH(int, index);
+        const QJsonObject c = m_cases.at(index).toObject();
+        const auto s = settingsOf(c);
+        const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
+
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        EveryStep observer;
+        const auto result = engine.generate(s, cancel, &observer);
+
+        auto scheduler = sched::makeScheduler(s.sampler, readJson(kBase + "/scheduler/scheduler_config.json"));
+        scheduler->setTimesteps(s.steps);
+        const auto baseSteps = size_t(pipeline::baseEndIndex(*scheduler, 1000, s.refiner.switchAt));
+        QVERIFY(baseSteps >= 1 && baseSteps < observer.latents.size());
+        QCOMPARE(observer.total, int(observer.latents.size()));
+
+        const bool noisy = s.sampler == "Euler a";
+        const double tol = noisy ? 1e-3 : 1e-4;
+        const double handoffErr = maxAbs(observer.latents[baseSteps - 1], ref->tensor("handoff"));
+        const double latentErr = maxAbs(observer.latents.back(), ref->tensor("latents"));
+        qInfo("%s: %zu base + %zu refiner steps; hand-off latents max abs %.3g, final latents max abs %.3g",
+              qPrintable(c["sampler"].toString()), baseSteps, observer.latents.size() - baseSteps, handoffErr, latentErr);
+        QVERIFY2(handoffErr <= tol, qPrintable(QString("hand-off latents differ by %1").arg(handoffErr)));
+        QVERIFY2(latentErr <= tol, qPrintable(QString("final latents differ by %1").arg(latentErr)));
+
+        const auto images = ref->tensor("images");  // [B,H,W,3] uint8, decoded by the refiner's VAE
+        QCOMPARE(int64_t(result.images.size()), images.size(0));
+        int worst = 0;
+        for (size_t i = 0; i < result.images.size(); ++i) {
+            const auto& img = result.images[i];
+            const auto ours = torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {img.height, img.width, 3}, torch::kUInt8);
+            worst = std::max(worst, (ours.to(torch::kInt32) - images[int64_t(i)].to(torch::kInt32)).abs().max().item<int>());
+        }
+        qInfo("  images max diff %d/255", worst);
+        QVERIFY2(worst <= 1, qPrintable(QString("images differ by %1/255").arg(worst)));
+        QCOMPARE(result.settings.refiner.model, s.refiner.model);
+        QCOMPARE(result.settings.refiner.hash, std::string());  // a folder has no A1111 hash
+    }
+
+    // Together (24 GB row): both models on the device for the whole run. Swapped (lower rows): the base leaves
+    // the device before the refiner's stage and comes back at the next run; the pixels are the same. On the CPU
+    // the test hooks label the compute side "compute", so the ledger tells the two apart.
+    void swapMovesTheBaseOffTheDevice() {
+        auto s = settingsOf(m_cases.at(0).toObject());
+        pipeline::CancelToken cancel;
+        auto runWith = [&](bool swap, memory::ResidencyLedger* ledgerAfter, pipeline::Engine& engine) {
+            auto t = s;
+            t.plan.swapModels = swap;
+            auto r = engine.generate(t, cancel, nullptr);
+            if (ledgerAfter) *ledgerAfter = engine.ledger();
+            return r;
+        };
+        pipeline::Engine together, swapped;
+        pipeline::EngineTestHooks hooks;
+        hooks.offloadOnCpu = true;
+        together.setTestHooks(hooks);
+        swapped.setTestHooks(hooks);
+        memory::ResidencyLedger a, b;
+        const auto ra = runWith(false, &a, together);
+        const auto rb = runWith(true, &b, swapped);
+        QVERIFY(a.resident("compute") > 0);
+        QCOMPARE(a.resident("cpu"), int64_t(0));
+        // Swapped: only the refiner on the device at the end; the base (larger: two text encoders) at home.
+        QVERIFY(b.resident("compute") > 0 && b.resident("cpu") > 0);
+        QCOMPARE(b.resident("compute") + b.resident("cpu"), a.resident("compute"));
+        QVERIFY(b.peak("compute") < a.peak("compute"));
+        QCOMPARE(ra.images[0].rgb, rb.images[0].rgb);
+        // The next run without a refiner: the base back on the device, the refiner released.
+        auto plain = s;
+        plain.refiner = {};
+        plain.plan.swapModels = true;
+        swapped.generate(plain, cancel, nullptr);
+        QCOMPARE(swapped.ledger().resident("cpu"), int64_t(0));
+        QVERIFY(swapped.ledger().resident("compute") < a.resident("compute"));
+    }
+
+    void refinerRejectsAnotherLatentSpace() {
+        auto s = settingsOf(m_cases.at(0).toObject());
+        s.refiner.model = pipeline::kDemoModel;  // not a file: refused when loading
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        QVERIFY_THROWS_EXCEPTION(std::exception, engine.generate(s, cancel, nullptr));
+    }
+
+    void settingsRoundTrip() {
+        settings::GenerationSettings s;
+        QVERIFY(!nlohmann::json(s).contains("refiner"));  // sidecars of runs without one stay as they were
+        s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.5, 2.0, "7440042bbd"};
+        const nlohmann::json j = s;
+        QCOMPARE(j.at("refiner").at("switch_at").get<double>(), 0.7);
+        QVERIFY(j.get<settings::GenerationSettings>().refiner == s.refiner);
+        s.refiner.switchAt = 1.0;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(s));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRefiner)
+#include "test_refiner.moc"
