@@ -3,9 +3,11 @@
 // (denoising_end, output_type="latent") followed by StableDiffusionXLImg2ImgPipeline (denoising_start) give
 // with the same seed. Also: where base and refiner live (together or swapped) and the settings' JSON.
 #include "core/io/safetensors.h"
+#include "core/memory/predictor.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/refiner.h"
 #include "core/sched/scheduler.h"
+#include "core/settings/a1111_parameters.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -188,6 +190,62 @@ private slots:
         QVERIFY(j.get<settings::GenerationSettings>().refiner == s.refiner);
         s.refiner.switchAt = 1.0;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(s));
+    }
+
+    // A1111's refiner script writes the checkpoint's short title and the switch; both read back.
+    void a1111ParametersRoundTrip() {
+        settings::GenerationSettings s;
+        s.prompt = "a lighthouse";
+        s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.8, 6.0, 2.5, "7440042bbd"};
+        const auto text = settings::writeA1111Parameters(s, {});
+        QVERIFY2(text.find("Refiner: sd_xl_refiner_1.0 [7440042bbd], Refiner switch at: 0.8") != std::string::npos, text.c_str());
+        const auto back = settings::parseA1111Parameters(text);
+        QCOMPARE(back.settings.refiner.model, std::string("sd_xl_refiner_1.0"));
+        QCOMPARE(back.settings.refiner.hash, std::string("7440042bbd"));
+        QCOMPARE(back.settings.refiner.switchAt, 0.8);
+        QVERIFY(back.has("refiner"));
+        for (const auto& [k, v] : back.unknown) QVERIFY2(k.rfind("Refiner", 0) != 0, k.c_str());
+        // As A1111 1.10 writes it (no hash for a folder is our own case: the name alone).
+        const auto a1111 = settings::parseA1111Parameters(
+            "a cat\nSteps: 30, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 7, Seed: 1, Size: 1024x1024, "
+            "Model hash: 31e35c80fc, Model: sd_xl_base_1.0, Refiner: sd_xl_refiner_1.0 [7440042bbd], "
+            "Refiner switch at: 0.7, Version: v1.10.1");
+        QCOMPARE(a1111.settings.refiner.model, std::string("sd_xl_refiner_1.0"));
+        QCOMPARE(a1111.settings.refiner.switchAt, 0.7);
+        const auto folder = settings::parseA1111Parameters(settings::writeA1111Parameters(
+            [] { settings::GenerationSettings t; t.refiner.model = "/m/refiner-folder/"; return t; }(), {}));
+        QCOMPARE(folder.settings.refiner.model, std::string("refiner-folder"));
+        QVERIFY(folder.settings.refiner.hash.empty());
+        // A path in the metadata never survives: the name only.
+        const auto sneaky = settings::parseA1111Parameters("x\nSteps: 1, Sampler: Euler, Seed: 1, Refiner: ../../etc/passwd");
+        QCOMPARE(sneaky.settings.refiner.model, std::string("passwd"));
+    }
+
+    // The predictor: together, the refiner's weights add to every stage; swapped, it replaces the base's.
+    void predictorCountsTheRefiner() {
+        memory::ModelShape base;
+        base.unet.params = 2'600'000'000;
+        base.unet.blockOutChannels = {320, 640, 1280};
+        base.unet.attention = {false, true, true};
+        base.unet.heads = {5, 10, 20};
+        base.unet.transformerLayers = {0, 2, 10};
+        base.unet.crossAttentionDim = 2048;
+        base.vae.params = 84'000'000;
+        base.textEncoders = {{123'000'000}, {695'000'000, 1280, 5120, 20}};
+        memory::PredictInput in;
+        in.width = in.height = 1024;
+        in.cuda = true;
+        in.plan.unet = in.plan.textEncoder = in.plan.vae = memory::Precision::FP16;
+        const auto plain = memory::predict(base, in);
+        in.refinerBytes = 4'500'000'000;
+        const auto together = memory::predict(base, in);
+        QCOMPARE(together.denoise.weights, plain.denoise.weights + in.refinerBytes);
+        QCOMPARE(together.load.weights, plain.load.weights + in.refinerBytes);
+        in.plan.swapModels = true;
+        const auto swapped = memory::predict(base, in);
+        QCOMPARE(swapped.encode.weights, plain.encode.weights);
+        QCOMPARE(swapped.denoise.weights, std::max(plain.denoise.weights, in.refinerBytes));
+        QVERIFY(swapped.peak() < together.peak());
     }
 };
 
