@@ -136,6 +136,23 @@ private slots:
         QCOMPARE(result.settings.refiner.hash, std::string());  // a folder has no A1111 hash
     }
 
+    // The same refiner as an A1111 single file (LDM names, conditioner.embedders.0 = OpenCLIP bigG only): it loads
+    // as the refiner family and gives "Refiner: name [hash]". Its latents are not compared: a tiny model's head
+    // counts are not in the weights (the loader writes 1 head where the width is below 64; full-size refiners
+    // derive them exactly), and fixtures_models.py already checks the conversion against diffusers'.
+    void singleFileRefiner() {
+        auto s = settingsOf(m_cases.at(0).toObject());
+        s.refiner.model = (kDir + "/tiny-sdxl-refiner-e2e.safetensors").toStdString();
+        pipeline::Engine engine;
+        pipeline::CancelToken cancel;
+        EveryStep observer;
+        const auto result = engine.generate(s, cancel, &observer);
+        QVERIFY(torch::isfinite(observer.latents.back()).all().item<bool>());
+        QCOMPARE(result.settings.refiner.hash.size(), size_t(10));
+        const auto text = settings::writeA1111Parameters(result.settings, {});
+        QVERIFY2(text.find("Refiner: tiny-sdxl-refiner-e2e [" + result.settings.refiner.hash + "]") != std::string::npos, text.c_str());
+    }
+
     // Together (24 GB row): both models on the device for the whole run. Swapped (lower rows): the base leaves
     // the device before the refiner's stage and comes back at the next run; the pixels are the same. On the CPU
     // the test hooks label the compute side "compute", so the ledger tells the two apart.

@@ -6,7 +6,8 @@ refiner latents and the uint8 images.
 
 Reads the base model fixtures_pipeline.py writes (<outdir>/pipeline/tiny-sdxl-e2e: make_fixtures runs the scripts
 in name order). Writes <outdir>/refiner/tiny-sdxl-refiner-e2e/ (a diffusers folder: only text_encoder_2 /
-tokenizer_2, requires_aesthetics_score) and <outdir>/refiner/cases.json + case_<n>.safetensors.
+tokenizer_2, requires_aesthetics_score), the same weights as an A1111 single file
+(tiny-sdxl-refiner-e2e.safetensors, LDM names) and <outdir>/refiner/cases.json + case_<n>.safetensors.
 """
 import json
 import pathlib
@@ -23,6 +24,7 @@ OUT = pathlib.Path(sys.argv[1])
 DIR = OUT / "refiner"
 BASE = OUT / "pipeline" / "tiny-sdxl-e2e"
 
+from fixtures_models import ldm_state_dict  # noqa: E402
 from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
 
 
@@ -71,7 +73,9 @@ def run(base, ref, case, base_sched, ref_sched, output_type):
 def main():
     DIR.mkdir(parents=True, exist_ok=True)
     folder = DIR / "tiny-sdxl-refiner-e2e"
-    refiner().save_pretrained(folder, safe_serialization=True)
+    built = refiner()
+    built.save_pretrained(folder, safe_serialization=True)
+    save_file(ldm_state_dict("sdxl-refiner", built), DIR / "tiny-sdxl-refiner-e2e.safetensors", metadata={"format": "pt"})
     # Loaded back from disk, as a user runs them (see fixtures_pipeline.py on timestep_spacing).
     base = StableDiffusionXLPipeline.from_pretrained(BASE)
     ref = StableDiffusionXLImg2ImgPipeline.from_pretrained(folder)
