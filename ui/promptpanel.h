@@ -9,6 +9,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
 class QTimer;
@@ -55,6 +56,8 @@ private:
     QSpinBox* m_height;
     QSpinBox* m_batch;
     QSpinBox* m_batchCount;
+    QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
+    QDoubleSpinBox* m_refinerSwitch;
     int64_t m_lastSeed = -1;
     settings::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };

@@ -1,12 +1,14 @@
 // The prompt panel: token counts per 75-token chunk, emphasis highlighting, seed controls, size presets.
 #include "ui/promptpanel.h"
 
+#include "ui/dialoghooks.h"
 #include "ui/tokencounter.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QTextBlock>
@@ -68,6 +70,27 @@ private slots:
         prompt->setPlainText("plain words");
         QCoreApplication::processEvents();
         QVERIFY(prompt->document()->firstBlock().layout()->formats().isEmpty());
+    }
+
+    // The refiner picker and switch field carry RefinerSetting both ways; a new path drops the old hash.
+    void refinerFields() {
+        PromptPanel p;
+        QVERIFY(!p.settings().refiner.enabled());
+        dd::settings::GenerationSettings s;
+        s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.0, 2.5, "7440042bbd"};
+        p.setSettings(s);
+        QCOMPARE(p.findChild<QLineEdit*>("refiner")->text(), QString("/models/sd_xl_refiner_1.0.safetensors"));
+        QVERIFY(p.settings().refiner == s.refiner);
+        p.findChild<QDoubleSpinBox*>("refinerSwitch")->setValue(0.85);
+        p.findChild<QLineEdit*>("refiner")->setText("/models/other.safetensors");
+        QCOMPARE(p.settings().refiner.switchAt, 0.85);
+        QCOMPARE(p.settings().refiner.model, std::string("/models/other.safetensors"));
+        QVERIFY(p.settings().refiner.hash.empty());
+        dd::ui::setNextChosenPath("/models/picked.safetensors");
+        p.findChild<QToolButton*>("chooseRefiner")->click();
+        QCOMPARE(p.settings().refiner.model, std::string("/models/picked.safetensors"));
+        p.findChild<QLineEdit*>("refiner")->clear();
+        QVERIFY(!p.settings().refiner.enabled());
     }
 
     void seedControls() {
