@@ -154,8 +154,11 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     auto* browse = toolButton("chooseRefiner", QStringLiteral("…"), tr("Choose a refiner file"), this);
     connect(browse, &QToolButton::clicked, this, [this] {
         const QString path = chooseOpenPath(this, tr("SDXL refiner"), tr("Checkpoints (*.safetensors)"), false);
-        if (!path.isEmpty()) m_refiner->setText(path);
+        if (path.isEmpty()) return;
+        m_refiner->setText(path);
+        emit shapeChanged();
     });
+    connect(m_refiner, &QLineEdit::editingFinished, this, &PromptPanel::shapeChanged);  // the prediction counts it
     m_refinerSwitch = new QDoubleSpinBox(this);
     m_refinerSwitch->setObjectName("refinerSwitch");
     m_refinerSwitch->setRange(0.01, 0.99);

@@ -34,7 +34,7 @@ public:
     void setModelFamily(const QString& family, bool demo);
 
 signals:
-    // Size, batch or guidance changed: what the memory prediction depends on.
+    // Size, batch, guidance or refiner changed: what the memory prediction depends on.
     void shapeChanged();
 
 private:

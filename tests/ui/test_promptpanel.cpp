@@ -2,6 +2,7 @@
 #include "ui/promptpanel.h"
 
 #include "ui/dialoghooks.h"
+#include "ui/peakprediction.h"
 #include "ui/tokencounter.h"
 
 #include <QCheckBox>
@@ -91,6 +92,15 @@ private slots:
         QCOMPARE(p.settings().refiner.model, std::string("/models/picked.safetensors"));
         p.findChild<QLineEdit*>("refiner")->clear();
         QVERIFY(!p.settings().refiner.enabled());
+        // The peak prediction counts the refiner's weights (kept beside the base on the CPU).
+        dd::settings::GenerationSettings run;
+        run.model = DD_FIXTURES_DIR "/pipeline/tiny-sdxl-e2e";
+        run.width = run.height = 64;
+        const auto plain = dd::ui::predictPeak(run, false);
+        run.refiner.model = DD_FIXTURES_DIR "/refiner/tiny-sdxl-refiner-e2e";
+        const auto refined = dd::ui::predictPeak(run, false);
+        QVERIFY(plain.peakBytes > 0);
+        QVERIFY2(refined.peakBytes > plain.peakBytes, qPrintable(QString("%1 vs %2").arg(refined.peakBytes).arg(plain.peakBytes)));
     }
 
     void seedControls() {
