@@ -136,6 +136,30 @@ private slots:
         QCOMPARE(result.settings.refiner.hash, std::string());  // a folder has no A1111 hash
     }
 
+    // The comparison can tell: case 1 with the default aesthetic scores (6 / 2.5 instead of 7 / 2; measured 7.9e-4,
+    // the tiny UNet embeds each time id in 8 dimensions) or with the switch one step later (0.6) is well outside
+    // matchesDiffusers' tolerance (1e-4).
+    void parityIsSensitive() {
+        const QJsonObject c = m_cases.at(1).toObject();
+        const auto ref = io::SafetensorsFile::open((kDir + "/case_1.safetensors").toStdString());
+        auto finalErr = [&](const settings::GenerationSettings& s) {
+            pipeline::Engine engine;
+            pipeline::CancelToken cancel;
+            EveryStep observer;
+            engine.generate(s, cancel, &observer);
+            return maxAbs(observer.latents.back(), ref->tensor("latents"));
+        };
+        auto s = settingsOf(c);
+        s.refiner.aestheticScore = 6.0;
+        s.refiner.negativeAestheticScore = 2.5;
+        const double aesthetic = finalErr(s);
+        s = settingsOf(c);
+        s.refiner.switchAt = 0.6;  // cutoff 400: the base runs one step more
+        const double later = finalErr(s);
+        qInfo("other aesthetic scores: %.3g, other switch: %.3g", aesthetic, later);
+        QVERIFY(aesthetic > 3e-4 && later > 1e-2);
+    }
+
     // The same refiner as an A1111 single file (LDM names, conditioner.embedders.0 = OpenCLIP bigG only): it loads
     // as the refiner family and gives "Refiner: name [hash]". Its latents are not compared: a tiny model's head
     // counts are not in the weights (the loader writes 1 head where the width is below 64; full-size refiners
