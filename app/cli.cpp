@@ -285,7 +285,7 @@ void resolveRestored(GenerateOptions& o, const std::string& outFolder) {
     if (!o.refinerGiven && o.s.refiner.enabled()) {  // looked up like the model (docs/refiner.md)
         std::vector<std::string> folders = o.modelFolders;
         if (folders.empty()) folders.push_back(fs::path(o.from).parent_path().empty() ? "." : fs::path(o.from).parent_path().string());
-        o.s.refiner.model = dd::settings::resolveRestoredModel(o.s.refiner.model, o.s.refiner.hash, folders);
+        o.s.refiner.model = dd::settings::resolveRestoredRefiner(o.s.refiner.model, o.s.refiner.hash, folders);
     }
     if (!o.initGiven && !o.s.initImage.empty()) {
         const auto inside = dd::settings::resolveInsideFolder(outFolder, o.s.initImage);
