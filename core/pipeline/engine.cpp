@@ -220,12 +220,14 @@ struct RestartWith {
 
 struct Engine::Loaded {
     std::unique_ptr<SdModel> model;
+    // The SDXL refiner of the last run that had one. Its networks' offloads live in `residency`, declared after it
+    // so they are destroyed first (an offload gives its network the stored weights back).
+    RefinerSlot refiner;
     Placement requested;     // what the plan asked for (model->placement: what was used)
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
     LoraStack loras;         // what LoRAs the networks carry now
     Residency residency;
-    RefinerSlot refiner;     // the SDXL refiner of the last run that had one (its networks in `residency`)
 };
 
 Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std::make_unique<Previewer>()), m_log(std::move(log)) {}

@@ -214,6 +214,41 @@ private slots:
         QVERIFY(swapped.ledger().resident("compute") < a.resident("compute"));
     }
 
+    // Under offload the refiner's networks get their own NetworkOffload from the same engine as the base's (the
+    // guarded leaves of core/nn/layers.h): the same result, nothing left on the compute side between uses, and
+    // swap_models changes nothing. (A fresh engine with offload differs from a fresh one without by ~2e-5 in the
+    // latents from the first step on, with or without a refiner, hence a tolerance rather than equal bits.)
+    void offloadedRefiner_data() {
+        QTest::addColumn<int>("mode");
+        QTest::newRow("model") << int(memory::Offload::Model);
+        QTest::newRow("sequential") << int(memory::Offload::Sequential);
+        QTest::newRow("group") << int(memory::Offload::Group);
+    }
+    void offloadedRefiner() {
+        QFETCH(int, mode);
+        const auto s = settingsOf(m_cases.at(0).toObject());
+        pipeline::CancelToken cancel;
+        pipeline::Engine plain;
+        EveryStep want;
+        plain.generate(s, cancel, &want);
+        pipeline::EngineTestHooks hooks;
+        hooks.offloadOnCpu = true;
+        for (bool swap : {false, true}) {
+            pipeline::Engine engine;
+            engine.setTestHooks(hooks);
+            auto t = s;
+            t.plan.offload = memory::Offload(mode);
+            t.plan.swapModels = swap;
+            EveryStep got;
+            engine.generate(t, cancel, &got);
+            const double err = maxAbs(got.latents.back(), want.latents.back());
+            qInfo("swap_models %d: final latents max abs %.3g from the run without offload", int(swap), err);
+            QVERIFY(err <= 1e-4);
+            QCOMPARE(engine.ledger().resident("compute"), int64_t(0));
+            QVERIFY(engine.ledger().peak("compute") > 0);
+        }
+    }
+
     void refinerRejectsAnotherLatentSpace() {
         auto s = settingsOf(m_cases.at(0).toObject());
         s.refiner.model = pipeline::kDemoModel;  // not a file: refused when loading
