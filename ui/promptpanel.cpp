@@ -252,6 +252,11 @@ int64_t PromptPanel::takeSeed() {
     return m_lastSeed;
 }
 
+void PromptPanel::setRefinerPath(const QString& path) {
+    m_refiner->setText(path);
+    emit shapeChanged();
+}
+
 bool PromptPanel::randomSeed() const { return m_random->isChecked(); }
 void PromptPanel::setRandomSeed(bool on) { m_random->setChecked(on); }
 int PromptPanel::batchCount() const { return m_batchCount->value(); }

@@ -29,6 +29,8 @@ public:
     int64_t lastSeed() const { return m_lastSeed; }
     bool randomSeed() const;
     void setRandomSeed(bool on);
+    // The refiner field alone (a restored refiner found on disk); its hash is the engine's to fill in again.
+    void setRefinerPath(const QString& path);
     int batchCount() const;
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
