@@ -1,6 +1,7 @@
 // diffusiondesk-cli: the engine without the GUI. Every failure a user can cause ends in one clear line on
 // stderr and a non-zero exit code.
 #include "app/cli_commands.h"
+#include "app/cli_control.h"
 #include "core/io/checkpoint.h"
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
@@ -15,6 +16,7 @@
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
+#include "imaging/control_preprocess.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
 
@@ -55,6 +57,9 @@ constexpr const char* kUsage =
     "                  --lora-dir DIR (repeatable; also DD_LORA_PATH), --lora-mode merge|side (docs/lora.md)\n"
     "                  SDXL refiner: --refiner PATH|none, --refiner-switch F (default 0.8), --aesthetic-score X (6),\n"
     "                  --negative-aesthetic-score X (2.5) (docs/refiner.md)\n"
+    "                  ControlNet: --controlnet PATH --control-image IMG [--control-preprocessor none|canny|scribble|blur]\n"
+    "                  [--control-weight W] [--control-start F] [--control-end F] [--control-thresholds A[,B]]\n"
+    "                  [--control-resize MODE] (repeat for several), --controlnet-dir DIR (docs/controlnet.md)\n"
     "  batch JOBS.jsonl --out DIR [--shard I/N] [--models DIR] [--model M] [--price-per-hour X]\n"
     "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n"
     "  verify SIDECAR [--image PNG]   rerun a result and compare pixel hashes (docs/determinism.md)\n"
@@ -141,7 +146,7 @@ bool hasImageExtension(const std::string& path) {
 struct GenerateOptions {
     dd::settings::GenerationSettings s;
     std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
-    std::vector<std::string> modelFolders, loraFolders;
+    std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
     bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true;
     int quality = 95;
     double pricePerHour = 0;
@@ -176,6 +181,9 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
         in.loraSidePath = s.loraMode == "side";
         in.loraBytes = dd::memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
         if (s.refiner.enabled()) in.refinerBytes = dd::memory::modelWeightBytes(dd::memory::modelShapeOf(s.refiner.model), s.plan);
+        std::vector<std::string> controlNets;
+        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
+        in.controlNetParams = dd::memory::controlNetParameters(controlNets);
         const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);
         const auto fit = dd::memory::fits(prediction, preset.budgetBytes);
         std::cerr << "predicted peak " << dd::memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
@@ -225,6 +233,7 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
             o.modelGiven = o.initGiven = o.refinerGiven = false;
         } else if (flag == "--model") s.model = v, o.modelGiven = true;
         else if (flag == "--models") o.modelFolders.push_back(v);
+        else if (dd::cli::applyControlFlag(flag, v, s, o.controlNetFolders)) continue;
         else if (flag == "--lora") s.loras.push_back(parseLoraFlag(v));
         else if (flag == "--lora-dir") o.loraFolders.push_back(v);
         else if (flag == "--lora-mode") s.loraMode = v;
@@ -294,6 +303,7 @@ void resolveRestored(GenerateOptions& o, const std::string& outFolder) {
                                         outFolder + " or pass --init PATH");
         o.s.initImage = *inside;
     }
+    dd::cli::resolveRestoredControlNets(o.s, o.controlNetFolders, outFolder);
     for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
     if (!r.unknown.empty()) {
         std::string keys;
@@ -333,7 +343,8 @@ int generate(const std::vector<std::string>& args) {
     dd::pipeline::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();
-    const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr);
+    const auto controlImages = dd::imaging::prepareControlImages(s);
+    const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr, controlImages);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     for (std::size_t i = 0; i < result.images.size(); ++i) {

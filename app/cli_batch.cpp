@@ -9,6 +9,7 @@
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/sidecar.h"
+#include "imaging/control_preprocess.h"
 #include "imaging/export.h"
 
 #include <nlohmann/json.hpp>
@@ -195,7 +196,7 @@ int batchCommand(const std::vector<std::string>& args) {
         q.start(id);
         try {
             const auto start = std::chrono::steady_clock::now();
-            const auto result = engine.generate(s, cancel, nullptr);
+            const auto result = engine.generate(s, cancel, nullptr, nullptr, dd::imaging::prepareControlImages(s));
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             for (std::size_t k = 0; k < result.images.size() && k < names.size(); ++k) {
                 const std::string path = (fs::path(o.out) / names[k]).string();

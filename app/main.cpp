@@ -1,7 +1,8 @@
-// diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or the
-// built-in demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
+// diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or (first
+// start) the built-in shapes model, else the random-weight demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
 // DIR/*.png (with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
 // (scripts/screenshots.sh runs it under Xvfb).
+#include "core/resources.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
 #include "ui/mainwindow.h"
@@ -134,7 +135,12 @@ int main(int argc, char** argv) {
     const QStringList args = parser.positionalArguments();
     // Opening a PNG/JPEG/WebP, a sidecar or a .txt (file manager, MIME association) restores its settings on the
     // last model; anything else is a model to open.
-    const QString first = args.isEmpty() ? QString() : args.first();
+    QString first = args.isEmpty() ? QString() : args.first();
+    // First start: the built-in shapes model, so a fresh install makes pictures before any download.
+    const QString shapes = QString::fromStdString(dd::embeddedModelDir().string());
+    if (first.isEmpty() && QSettings().value("lastModel").toString().isEmpty() && !parser.isSet(screenshot) &&
+        QFileInfo::exists(shapes + "/model_index.json"))
+        first = shapes;
     static const QStringList kSettingsFiles = {"png", "jpg", "jpeg", "webp", "json", "txt"};
     const bool settingsFile = !first.isEmpty() && kSettingsFiles.contains(QFileInfo(first).suffix().toLower());
     dd::ui::MainWindow window(settingsFile ? QString() : first);

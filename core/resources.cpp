@@ -12,4 +12,6 @@ std::filesystem::path resourceDir() {
     return exe.parent_path().parent_path() / "share" / "diffusiondesk";
 }
 
+std::filesystem::path embeddedModelDir() { return resourceDir() / "models" / "shapes"; }
+
 } // namespace dd

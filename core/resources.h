@@ -8,4 +8,7 @@ namespace dd {
 
 std::filesystem::path resourceDir();
 
+// The embedded default model (a diffusers folder trained by tools/train; docs/embedded-model.md).
+std::filesystem::path embeddedModelDir();
+
 } // namespace dd

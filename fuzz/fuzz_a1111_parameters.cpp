@@ -48,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         a.width != b.width || a.height != b.height || a.cfgScale != b.cfgScale || a.clipSkip != b.clipSkip ||
         a.batchSize != b.batchSize || a.guidanceRescale != b.guidanceRescale)
         __builtin_trap();
+    if (a.controlnets != b.controlnets) __builtin_trap();  // sd-webui-controlnet units are a fixed point at once
     if (back.modelName != info.modelName || back.modelHash != info.modelHash || back.version != info.version ||
         back.unknown != info.unknown)
         __builtin_trap();

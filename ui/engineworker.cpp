@@ -4,6 +4,7 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
+#include "imaging/control_preprocess.h"
 #include "ui/modelinspector.h"
 #include "ui/previewcadence.h"
 #include "ui/threadpriority.h"
@@ -81,7 +82,8 @@ void EngineWorker::generate(const settings::GenerationSettings& settings) {
     m_cancel.reset();
     try {
         SignalObserver observer(this, m_previewBudget.load());
-        auto result = engine().generate(settings, m_cancel, &observer);
+        // Control images are read and preprocessed here, on the worker thread (imaging/control_preprocess).
+        auto result = engine().generate(settings, m_cancel, &observer, nullptr, imaging::prepareControlImages(settings));
         emit finished(result, observer.stats());
     } catch (const pipeline::Cancelled&) {
         emit failed(tr("Cancelled."));

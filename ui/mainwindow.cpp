@@ -1,7 +1,9 @@
 #include "ui/mainwindow.h"
 
 #include "core/pipeline/engine.h"
+#include "core/resources.h"
 #include "ui/compareview.h"
+#include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
 #include "ui/modelpicker.h"
@@ -37,6 +39,8 @@ QPushButton* button(const char* name, const QString& text, QWidget* parent) {
     return b;
 }
 
+constexpr const char* kFirstPrompt = "a lighthouse on a cliff at sunset, oil painting";
+
 QString seconds(double s) { return s < 10 ? QString::number(s, 'f', 2) + " s" : QString::number(s, 'f', 1) + " s"; }
 
 } // namespace
@@ -47,6 +51,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     setWindowTitle(tr("DiffusionDesk"));
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
+    m_controlNet = new ControlNetPanel(this);
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
@@ -86,6 +91,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     left->addWidget(m_modelBanner);
     left->addWidget(m_restoreNotice);
     left->addWidget(m_panel);
+    left->addWidget(m_controlNet);
     left->addLayout(buttons);
     left->addWidget(m_progress);
     left->addWidget(m_eta);
@@ -175,6 +181,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
     connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
+    connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
     connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
     connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);
@@ -234,7 +241,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     restoreState();
     applyPreferences();
     settings::GenerationSettings defaults = m_panel->settings();
-    if (defaults.prompt.empty()) defaults.prompt = "a lighthouse on a cliff at sunset, oil painting";
+    if (defaults.prompt.empty()) defaults.prompt = kFirstPrompt;
     m_panel->setSettings(defaults);
     QString startModel = model;
     if (startModel.isEmpty()) startModel = QSettings().value("lastModel").toString();
@@ -271,6 +278,7 @@ void MainWindow::buildMenus() {
 settings::GenerationSettings MainWindow::currentSettings() const {
     settings::GenerationSettings s = m_panel->settings();
     s.model = m_picker->currentModel().toStdString();
+    s.controlnets = m_controlNet->controlnets();
     if (m_preset) {
         s.preset = m_preset->name;
         s.plan = m_preset->plan;
@@ -395,17 +403,29 @@ void MainWindow::updateButtons() {
 
 void MainWindow::onModelChanged(const ModelInfo& info) {
     const bool demo = info.path == QLatin1String(pipeline::kDemoModel);
-    m_panel->setModelFamily(info.family, demo);
-    m_modelBanner->setVisible(demo);
+    const bool shapes = info.path == QString::fromStdString(embeddedModelDir().string());
+    m_panel->setModelFamily(info.family, demo || shapes);
+    m_modelBanner->setVisible(demo || shapes);
     if (demo)
         m_modelBanner->setText(tr("<b>Demo mode:</b> a tiny random-weight model the app builds itself. It exercises the "
                                   "whole pipeline but makes noise, not pictures. Open a real model above."));
+    if (shapes) {
+        m_modelBanner->setText(tr("<b>Built-in shapes model:</b> trained by DiffusionDesk itself, offline. It draws one "
+                                  "circle, square, triangle or star in red, orange, yellow, green, blue or purple, at "
+                                  "128 × 128. Open a real model above for everything else."));
+        // It knows one size and one world: start it where it works rather than on a 512 × 512 lighthouse.
+        settings::GenerationSettings s = m_panel->settings();
+        s.width = s.height = 128;
+        if (s.prompt == kFirstPrompt) s.prompt = "a large red star on a blue background";
+        m_panel->setSettings(s);
+    }
     QSettings().setValue("lastModel", info.path);
     updatePrediction();
 }
 
 void MainWindow::restoreSettings(const settings::GenerationSettings& s) {
     m_panel->setSettings(s);
+    m_controlNet->setControlNets(s.controlnets);
     m_panel->setRandomSeed(false);
     if (!s.model.empty() && QString::fromStdString(s.model) != m_picker->currentModel())
         m_picker->choose(QString::fromStdString(s.model));

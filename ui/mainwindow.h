@@ -32,6 +32,7 @@ class EngineThread;
 class Gallery;
 class ModelPicker;
 class PreviewView;
+class ControlNetPanel;
 class PromptPanel;
 class QueueView;
 class VramGauge;
@@ -52,6 +53,7 @@ public:
     const PreviewStats& lastPreviewStats() const { return m_lastPreviewStats; }
 
     PromptPanel* promptPanel() const { return m_panel; }
+    ControlNetPanel* controlNetPanel() const { return m_controlNet; }
     PreviewView* previewView() const { return m_preview; }
     VramGauge* gauge() const { return m_gauge; }
     Gallery* gallery() const { return m_gallery; }
@@ -130,6 +132,7 @@ private:
 
     ModelPicker* m_picker;
     PromptPanel* m_panel;
+    ControlNetPanel* m_controlNet;
     PreviewView* m_preview;
     VramGauge* m_gauge;
     Gallery* m_gallery;

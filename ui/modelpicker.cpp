@@ -1,6 +1,7 @@
 #include "ui/modelpicker.h"
 
 #include "core/pipeline/engine.h"
+#include "core/resources.h"
 #include "ui/dialoghooks.h"
 
 #include <QComboBox>
@@ -17,8 +18,15 @@ namespace {
 constexpr int kMaxRecent = 8;
 const QString kDemo = QString::fromLatin1(pipeline::kDemoModel);
 
+// The shipped shapes model, when this install has it.
+QString embeddedModel() {
+    const auto dir = embeddedModelDir();
+    return std::filesystem::exists(dir / "model_index.json") ? QString::fromStdString(dir.string()) : QString();
+}
+
 QString labelFor(const QString& path) {
     if (path == kDemo) return QObject::tr("Built-in demo (tiny, random weights)");
+    if (!path.isEmpty() && path == embeddedModel()) return QObject::tr("Built-in shapes model (offline, 128 × 128)");
     const QFileInfo fi(path);
     return (fi.fileName().isEmpty() ? path : fi.fileName()) + QStringLiteral("  —  ") + fi.absolutePath();
 }
@@ -74,7 +82,7 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent) {
 QStringList ModelPicker::recentModels() const { return QSettings().value("recentModels").toStringList(); }
 
 void ModelPicker::rememberRecent(const QString& path) {
-    if (path == kDemo) return;
+    if (path == kDemo || path == embeddedModel()) return;
     QStringList recent = recentModels();
     recent.removeAll(path);
     recent.prepend(path);
@@ -85,6 +93,7 @@ void ModelPicker::rememberRecent(const QString& path) {
 void ModelPicker::rebuildCombo() {
     const QSignalBlocker block(m_combo);
     m_combo->clear();
+    if (const QString embedded = embeddedModel(); !embedded.isEmpty()) m_combo->addItem(labelFor(embedded), embedded);
     m_combo->addItem(labelFor(kDemo), kDemo);
     for (const QString& path : recentModels()) m_combo->addItem(labelFor(path), path);
     const int index = m_combo->findData(m_current.isEmpty() ? kDemo : m_current);

@@ -4,6 +4,7 @@
 
 #include <QHash>
 #include <QMutex>
+#include <QSet>
 
 #include <optional>
 
@@ -25,6 +26,31 @@ std::optional<memory::ModelShape> shapeOf(const std::string& model) {
     }
     cache.insert(key, shape);
     return shape;
+}
+
+// Parameters per ControlNet path, cached the same way (0 for one that cannot be read: the run reports it).
+int64_t controlNetParams(const std::vector<settings::ControlNetSetting>& units) {
+    static QMutex mutex;
+    static QHash<QString, int64_t> cache;
+    QMutexLocker lock(&mutex);
+    QSet<QString> seen;
+    int64_t total = 0;
+    for (const auto& c : units) {
+        const QString key = QString::fromStdString(c.model);
+        if (seen.contains(key)) continue;
+        seen.insert(key);
+        auto it = cache.find(key);
+        if (it == cache.end()) {
+            int64_t n = 0;
+            try {
+                n = memory::controlNetParameters({c.model});
+            } catch (const std::exception&) {
+            }
+            it = cache.insert(key, n);
+        }
+        total += *it;
+    }
+    return total;
 }
 
 } // namespace
@@ -49,6 +75,7 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, con
         // The refiner's weights, together with the base or in its place (docs/refiner.md).
         if (const auto refiner = shapeOf(s.refiner.model)) in.refinerBytes = memory::modelWeightBytes(*refiner, s.plan);
     }
+    in.controlNetParams = controlNetParams(s.controlnets);
     try {
         const auto p = memory::predict(*shape, in);
         PeakPrediction out;

@@ -66,21 +66,26 @@ int64_t scoreBytes(const MemoryPlan& plan, bool cuda, int64_t batch, int64_t hea
 std::string sizeLabel(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
 // The UNet's largest live working set during one forward.
-StageEstimate unetActivations(const UNetShape& u, const PredictInput& in, int64_t f) {
-    StageEstimate e;
-    const int64_t s = bytesOf(in.plan.unet);
-    const int64_t b = int64_t(in.batch) * (in.cfg ? 2 : 1);
-    const int64_t h = in.height / f, w = in.width / f;
+// Skip connections kept from the down path for the up path: conv_in, every resnet/attention output, every
+// downsampler output (diffusers down_block_res_samples). A ControlNet makes one residual per skip, same shapes.
+int64_t skipElements(const UNetShape& u, int64_t h, int64_t w) {
     const size_t levels = u.blockOutChannels.size();
-    // Skip connections kept from the down path for the up path: conv_in, every resnet/attention output, every
-    // downsampler output (diffusers down_block_res_samples).
     int64_t skips = u.blockOutChannels.empty() ? 0 : u.blockOutChannels[0] * h * w;
     for (size_t l = 0; l < levels; ++l) {
         const int64_t px = (h >> l) * (w >> l);
         skips += u.layersPerBlock * u.blockOutChannels[l] * px;
         if (l + 1 < levels) skips += u.blockOutChannels[l] * ((h >> (l + 1)) * (w >> (l + 1)));
     }
-    const int64_t skipBytes = skips * b * s;
+    return skips;
+}
+
+StageEstimate unetActivations(const UNetShape& u, const PredictInput& in, int64_t f) {
+    StageEstimate e;
+    const int64_t s = bytesOf(in.plan.unet);
+    const int64_t b = int64_t(in.batch) * (in.cfg ? 2 : 1);
+    const int64_t h = in.height / f, w = in.width / f;
+    const size_t levels = u.blockOutChannels.size();
+    const int64_t skipBytes = skipElements(u, h, w) * b * s;
     for (size_t l = 0; l < levels; ++l) {
         const int64_t lh = h >> l, lw = w >> l, tokens = lh * lw, c = u.blockOutChannels[l];
         const int64_t tensor = b * tokens * c * s;
@@ -235,8 +240,23 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     if (!offload) p.load.weights += loraOnDevice;
     for (auto* st : {&p.encode, &p.denoise, &p.decode}) st->weights += loraOnDevice;
 
+    // ControlNets: loaded with the model and kept, placed like the UNet (with offload on the device only while
+    // denoising, the same share as the UNet's). During a UNet call the summed residuals (one tensor per skip, plus
+    // the one being computed) are live beside the UNet's own skips.
+    if (in.controlNetParams > 0) {
+        const int64_t cnW = in.controlNetParams * bytesOf(plan.unet);
+        if (offload) {
+            p.denoise.weights += offloadedShare(plan, cnW);
+        } else {
+            for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->weights += cnW;
+        }
+        const int64_t rows = int64_t(in.batch) * (in.cfg ? 2 : 1);
+        p.denoise.activations += 2 * skipElements(shape.unet, in.height / f, in.width / f) * rows * bytesOf(plan.unet);
+    }
+
     // The refiner: under offload it lives at home like the base (the device sees one network at a time);
-    // swapped, it takes the base's place on the device for its stage and the decode; else it sits beside it.
+    // swapped, it takes the place of the base and its ControlNets (which leave with it) on the device for its stage
+    // and the decode; else it sits beside them.
     if (in.refinerBytes > 0 && !offload) {
         const bool swapped = plan.swapModels && in.cuda && plan.fp8Storage.empty();
         if (swapped)

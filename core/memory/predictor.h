@@ -87,6 +87,9 @@ struct PredictInput {
     // beside the base for the whole run, or, when plan.swapModels applies (CUDA, no offload, no fp8), in the
     // base's place for its stage and the decode (docs/refiner.md).
     int64_t refinerBytes = 0;
+    // Parameters of the run's ControlNets (controlNetParameters): weights in the UNet's precision, placed like the
+    // UNet; their residuals (one tensor per UNet skip) live through every UNet call.
+    int64_t controlNetParams = 0;
 };
 
 // Bytes on the device that runs the networks (process RSS on CPU; allocator + context on CUDA).
@@ -114,6 +117,10 @@ int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
 // merge = Σ out·in·k·k of each touched layer (a layer touched by several LoRAs counted once), in the networks'
 // precision. Throws dd::io::ModelFileError like the loader. Defined in dd_core (predictor_model.cpp).
 int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPlan& plan, bool sidePath);
+
+// PredictInput::controlNetParams for ControlNet folders/files (tensor sizes from the headers; each distinct path
+// counted once, as the engine loads it once). Throws dd::io::ModelFileError. Defined in dd_core.
+int64_t controlNetParameters(const std::vector<std::string>& controlNets);
 
 // Verdict against a budget. `message` is empty when it fits, else e.g. "needs 7.8 GB, preset budget 6 GB:
 // enable VAE tiling or switch to 6gb": the single toggles that make it fit (or, when none does alone, that help

@@ -3,6 +3,7 @@
 #include "core/memory/predictor.h"
 
 #include "core/io/checkpoint.h"
+#include "core/io/controlnet_file.h"
 #include "core/io/lora_file.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
@@ -11,6 +12,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace dd::memory {
 namespace {
@@ -122,6 +124,14 @@ int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPl
     }
     for (const auto& [_, b] : touched) total += b;
     return total;
+}
+
+int64_t controlNetParameters(const std::vector<std::string>& controlNets) {
+    std::set<std::string> seen;
+    int64_t n = 0;
+    for (const auto& path : controlNets)
+        if (seen.insert(path).second) n += count(io::openControlNet(path).weights);
+    return n;
 }
 
 } // namespace dd::memory

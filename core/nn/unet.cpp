@@ -97,7 +97,7 @@ torch::Tensor UNet2DConditionModelImpl::timeEmbedding(const torch::Tensor& sampl
 torch::Tensor UNet2DConditionModelImpl::forward(const torch::Tensor& sample, const torch::Tensor& timestep,
                                                 const torch::Tensor& encoderHiddenStates,
                                                 const std::optional<AddedCond>& added,
-                                                const torch::Tensor& timestepCond) {
+                                                const torch::Tensor& timestepCond, const ControlResiduals* control) {
     TORCH_CHECK(sample.dim() == 4 && sample.size(1) == m_config.inChannels, "UNet: sample must be [B, ",
                 m_config.inChannels, ", H, W], got ", sample.sizes());
     const int64_t factor = int64_t(1) << m_numUpsamplers;
@@ -107,7 +107,13 @@ torch::Tensor UNet2DConditionModelImpl::forward(const torch::Tensor& sample, con
     auto h = conv_in(sample);
     std::vector<torch::Tensor> skips{h};
     for (const auto& block : *down_blocks) h = block->as<UNetDownBlock>()->forward(h, emb, encoderHiddenStates, skips);
+    if (control) {
+        TORCH_CHECK(control->down.size() == skips.size(), "UNet: the ControlNet gives ", control->down.size(),
+                    " residuals but the UNet has ", skips.size(), " skip connections");
+        for (size_t i = 0; i < skips.size(); ++i) skips[i] = skips[i] + control->down[i];
+    }
     h = mid_block(h, emb, encoderHiddenStates);
+    if (control) h = h + control->mid;
     for (size_t i = 0; i < up_blocks->size(); ++i) {
         auto* block = up_blocks[i]->as<UNetUpBlock>();
         std::optional<std::vector<int64_t>> upsampleSize;

@@ -28,14 +28,22 @@ struct AddedCond {
     torch::Tensor timeIds;
 };
 
+// What ControlNets add to the UNet (core/nn/controlnet.h): one tensor per skip connection, in the order the down
+// path produces them, and one for the mid block's output.
+struct ControlResiduals {
+    std::vector<torch::Tensor> down;
+    torch::Tensor mid;
+};
+
 struct UNet2DConditionModelImpl : torch::nn::Module {
     explicit UNet2DConditionModelImpl(const UNetConfig& config, AttentionOptions attention = {});
 
     // sample [B, C, H, W]; timestep 0-d, [1] or [B] (fractional allowed); encoderHiddenStates [B, S, cross].
-    // `added` is required for addition_embed_type "text_time"; timestepCond only with time_cond_proj_dim.
+    // `added` is required for addition_embed_type "text_time"; timestepCond only with time_cond_proj_dim;
+    // `control` (ControlNet residuals) is added to the skips once the down path is done and to the mid output.
     torch::Tensor forward(const torch::Tensor& sample, const torch::Tensor& timestep,
                           const torch::Tensor& encoderHiddenStates, const std::optional<AddedCond>& added = std::nullopt,
-                          const torch::Tensor& timestepCond = {});
+                          const torch::Tensor& timestepCond = {}, const ControlResiduals* control = nullptr);
     torch::Tensor forward(const torch::Tensor& sample, double timestep, const torch::Tensor& encoderHiddenStates,
                           const std::optional<AddedCond>& added = std::nullopt);
 

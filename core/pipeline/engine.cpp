@@ -14,6 +14,7 @@
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/conditioning_cache.h"
+#include "core/pipeline/control_stack.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
@@ -210,6 +211,20 @@ OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, torch::Device devic
 
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
 
+// The ControlNets that steer a stretch of steps and how many steps their guidance fractions count over.
+struct BaseControl {
+    ControlStack* stack = nullptr;
+    int64_t steps = 0;
+};
+
+// The ControlNets beside the base UNet, each once (one may be named twice): they move with the base.
+std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
+    std::vector<torch::nn::Module*> nets;
+    for (const auto& c : controls.active())
+        if (std::find(nets.begin(), nets.end(), c.net.get()) == nets.end()) nets.push_back(c.net.ptr().get());
+    return nets;
+}
+
 // A run restarted with a lower preset after running out of memory (the networks must be placed again).
 struct RestartWith {
     settings::GenerationSettings settings;
@@ -227,6 +242,7 @@ struct Engine::Loaded {
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
     LoraStack loras;         // what LoRAs the networks carry now
+    ControlStack controls;   // the ControlNets of the last run, kept for the next
     Residency residency;
 };
 
@@ -234,14 +250,14 @@ Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std:
 Engine::~Engine() = default;
 
 GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                                  const Image* initImage) {
+                                  const Image* initImage, const std::vector<Image>& controlImages) {
     m_stageAttempts.clear();
     m_recoveries.clear();
     settings::GenerationSettings current = s;
     std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
     for (;;) {
         try {
-            auto r = run(current, cancel, observer, initImage);
+            auto r = run(current, cancel, observer, initImage, controlImages);
             r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
             return r;
         } catch (RestartWith& restart) {
@@ -262,6 +278,7 @@ void Engine::releaseModel() {
     m_loaded->refiner.baseAway = false;
     m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
     m_loaded->loras.clear();      // then the LoRAs' originals back, while the networks still exist
+    m_loaded->controls.clear();
     m_loaded->conditioning.clear();
     m_loaded->model.reset();
     m_loaded->hash.clear();
@@ -273,6 +290,8 @@ int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
 void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
 
 int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
+
+int64_t Engine::controlNetParameters() const { return m_loaded->controls.parameterCount(); }
 
 LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
                         const LoadProgress& progress, const std::string& knownHash) {
@@ -334,7 +353,7 @@ std::string Engine::previewDecoder() const { return m_previewer->taesdPath(); }
 int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
 
 GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                             const Image* initImage) {
+                             const Image* initImage, const std::vector<Image>& controlImages) {
     settings::validate(s);
     memory::validate(s.plan);
     if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
@@ -423,7 +442,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // The refiner (core/pipeline/refiner): kept between runs that ask for it, released by one that does not.
     const bool refine = s.refiner.enabled();
     RefinerSlot& refinerSlot = m_loaded->refiner;
-    refinerSlot.useBase(res, m, device, computeLabel);
+    refinerSlot.useBase(res, m, controlNetsOf(m_loaded->controls), device, computeLabel);  // the last run's ControlNets
     if (refine) {
         attempt(memory::Stage::Load, [&] { refinerSlot.load(s.refiner.model, want, res, plan, device, offload, computeLabel); },
                 nothingToApply);
@@ -444,6 +463,16 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         editWithOffloadsDetached(res, m, plan, device, offload, computeLabel, edit);
     };
     result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
+    // ControlNets (core/pipeline/control_stack): beside the UNet, in its precision, under the same offload.
+    auto& controls = m_loaded->controls;
+    result.settings.controlnets = controls.prepare(m, s, controlImages, home, device, placed.unet, placed.channelsLast,
+                                                   s.cfgScale > 1.0, [&](const torch::nn::Module* net) {
+                                                       res.offloads.erase(net);
+                                                       res.ledger.remove(net);
+                                                   });
+    for (const auto& c : controls.active())
+        attachExtraNetwork(res, *c.net.ptr(), plan, device, offload, computeLabel, placed.unet, placed.channelsLast);
+    controls.setAttention(attention);
     result.modelName = m.displayName;
     result.modelHash = m_loaded->hash;
     result.timings.loadSeconds = secondsSince(t0);
@@ -526,15 +555,24 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         return placed.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
     };
     // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
+    // `control` steers them with its ControlNets, step i as step i - from of control.steps.
     auto runSteps = [&](SdModel& net, const Conditioning& cond, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
-                        int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all) {
+                        int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all,
+                        const BaseControl& control) {
         const memory::NetworkUse onDevice(res.of(net.unet.get()));
+        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;
+        if (control.stack)
+            for (auto* c : controlNetsOf(*control.stack)) controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c)));
         const auto& timesteps = sch.timesteps();
         for (int64_t i = from; i < to; ++i) {
             if (cancel.cancelled()) throw Cancelled();
             const auto tStep = Clock::now();
             const auto input = sch.scaleModelInput(cfg ? torch::cat({latents, latents}) : latents, i);
-            auto pred = net.unet->forward(toNet(input, unetDtype), timesteps[i], cond.embeds, cond.added)
+            const auto x = toNet(input, unetDtype);
+            std::optional<nn::ControlResiduals> residuals;
+            if (control.stack)
+                residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
+            auto pred = net.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
                             .to(torch::kFloat32)
                             .contiguous();
             if (cfg) {
@@ -576,7 +614,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // From the seed to the last step's latents; a retry in fp32 starts again from fresh generators, so it
     // gives exactly what an fp32 run gives.
     auto denoise = [&](torch::ScalarType unetDtype) {
-        if (refine) refinerSlot.useBase(res, m, device, computeLabel);
+        if (refine) refinerSlot.useBase(res, m, controlNetsOf(controls), device, computeLabel);
         const Conditioning cond = batchConditioning(*prompts, m, s, cfg, batch, unetDtype, device);
         // Image i draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
         std::vector<at::Generator> gens;
@@ -604,9 +642,14 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         }
         result.timings.stepSeconds.clear();
         const int64_t total = scheduler->timesteps().size(0);
-        if (!refine) return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin));
+        // ControlNet guidance fractions count over the base's whole schedule even when the refiner takes over at
+        // the switch (diffusers computes controlnet_keep before cutting the timesteps at denoising_end).
+        const BaseControl control{&controls, total - begin};
+        if (!refine)
+            return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin), control);
         // The refiner continues the same schedule from the switch, on the base's latents without new noise and
-        // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner).
+        // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
+        // another UNet: the ControlNets steer the base's steps only.
         SdModel& r = *refinerSlot.model;
         auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig);
         refinerScheduler->setTimesteps(s.steps, device);
@@ -615,16 +658,17 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         const int64_t refinerBegin = refinerBeginIndex(*refinerScheduler, numTrainTimesteps(r.schedulerConfig), at);
         const int64_t refinerEnd = refinerScheduler->timesteps().size(0);
         const int baseSteps = int(baseEnd - begin), all = baseSteps + int(refinerEnd - refinerBegin);
-        latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all);
-        refinerSlot.useRefiner(res, m, device, computeLabel);
+        latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all, control);
+        refinerSlot.useRefiner(res, m, controlNetsOf(controls), device, computeLabel);
         const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
         return runSteps(r, refinerConditioning(r, refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd,
-                        refinerDtype, noise, baseSteps, all);
+                        refinerDtype, noise, baseSteps, all, BaseControl{});
     };
     auto latents = attempt(memory::Stage::Denoise, [&] { return denoise(placed.unet); }, [&] {
         attention = attentionOptionsFor(plan);
         m.unet->setAttention(attention);
         m.vae->setAttention(attention);
+        controls.setAttention(attention);
         env.attention = attentionLabel(attention);
     });
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {

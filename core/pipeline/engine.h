@@ -48,8 +48,9 @@ public:
 
     // Throws std::invalid_argument (bad settings), dd::io::ModelFileError (bad model), Cancelled.
     // img2img (settings.initImage set) takes the init image's pixels, already at settings' width × height.
+    // controlImages: one per settings.controlnets entry, preprocessed, at width × height (imaging/control_preprocess).
     GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                              const Image* initImage = nullptr);
+                              const Image* initImage = nullptr, const std::vector<Image>& controlImages = {});
 
     // Loads `source` (a model path or kDemoModel) placed as `plan` says, so the next generate with that model
     // and plan starts at once. `progress` is told each part (sd_model.h LoadStep, then "hash"); `cancel` is
@@ -78,6 +79,8 @@ public:
     void setLoraFolders(std::vector<std::string> folders);
     // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
     int64_t loraBytes() const;
+    // Parameters of the ControlNets the last run loaded (kept for the next run).
+    int64_t controlNetParameters() const;
     // Bytes of weights resident per device (labels "cpu", "cuda:0"; "compute" under offloadOnCpu), updated at
     // every placement; its peaks restart at each generate.
     const memory::ResidencyLedger& ledger() const;
@@ -85,7 +88,7 @@ public:
 
 private:
     GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                         const Image* initImage);
+                         const Image* initImage, const std::vector<Image>& controlImages);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
     std::unique_ptr<Previewer> m_previewer;

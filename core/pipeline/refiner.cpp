@@ -31,9 +31,10 @@ int64_t weightBytes(const torch::nn::Module& net) {
     return n;
 }
 
-// Moves the networks of `m` that are not under an offload (those already go home between uses) and records
-// where they now are.
-void moveResident(Residency& r, SdModel& m, torch::Device to, const std::string& label) {
+// Moves the networks of `m` (and `beside`) that are not under an offload (those already go home between uses)
+// and records where they now are.
+void moveResident(Residency& r, SdModel& m, torch::Device to, const std::string& label,
+                  const std::vector<torch::nn::Module*>& beside = {}) {
     // In the dtype it computes in now: the NaN retry may have switched a UNet to fp32 for this run.
     auto move = [&](torch::nn::Module* net, bool channelsLast) {
         if (!net || r.of(net)) return;
@@ -46,6 +47,7 @@ void moveResident(Residency& r, SdModel& m, torch::Device to, const std::string&
     move(m.vae.get(), m.placement.channelsLast);
     move(m.textEncoder ? m.textEncoder.get() : nullptr, false);
     move(m.textEncoder2 ? m.textEncoder2.get() : nullptr, false);
+    for (auto* net : beside) move(net, m.placement.channelsLast);  // ControlNets are placed like the UNet
 }
 
 std::vector<const torch::nn::Module*> networksOf(const SdModel& m) {
@@ -109,21 +111,23 @@ SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Res
     return *model;
 }
 
-void RefinerSlot::useBase(Residency& r, SdModel& base, torch::Device device, const std::string& computeLabel) {
+void RefinerSlot::useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
+                          const std::string& computeLabel) {
     if (model && swapped && !refinerAway) {
         moveResident(r, *model, torch::kCPU, "cpu");
         refinerAway = true;
     }
     if (baseAway) {
-        moveResident(r, base, device, computeLabel);
+        moveResident(r, base, device, computeLabel, beside);
         baseAway = false;
     }
 }
 
-void RefinerSlot::useRefiner(Residency& r, SdModel& base, torch::Device device, const std::string& computeLabel) {
+void RefinerSlot::useRefiner(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside,
+                             torch::Device device, const std::string& computeLabel) {
     if (!model || !swapped) return;
     if (!baseAway) {
-        moveResident(r, base, torch::kCPU, "cpu");
+        moveResident(r, base, torch::kCPU, "cpu", beside);
         baseAway = true;
     }
     if (refinerAway) {

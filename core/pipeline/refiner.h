@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dd::sched {
 class Scheduler;
@@ -42,10 +43,13 @@ struct RefinerSlot {
     // Loads `source` unless it is loaded for the same placement; a swapped refiner waits at home on the CPU.
     SdModel& load(const std::string& source, const Placement& want, Residency& r, const memory::MemoryPlan& plan,
                   torch::Device device, bool offload, const std::string& computeLabel);
-    // Before the base runs: the base back on the device (and a swapped refiner off it).
-    void useBase(Residency& r, SdModel& base, torch::Device device, const std::string& computeLabel);
-    // Before the refiner runs: under swap, the base off the device and the refiner on it.
-    void useRefiner(Residency& r, SdModel& base, torch::Device device, const std::string& computeLabel);
+    // Before the base runs: the base back on the device (and a swapped refiner off it). `beside` are the networks
+    // that live and move with the base (its ControlNets).
+    void useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
+                 const std::string& computeLabel);
+    // Before the refiner runs: under swap, the base (and `beside`) off the device and the refiner on it.
+    void useRefiner(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
+                    const std::string& computeLabel);
     // Its offloads and ledger records out of `r`, then the model.
     void release(Residency& r);
 };

@@ -23,27 +23,33 @@ std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
            plan.fp8Storage;
 }
 
+// One network under its offload per the plan, or recorded as resident on the device.
+static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+                   const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
+    const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
+    if (!offload && !(isUnet && fp8)) {
+        r.ledger.place(net, computeLabel, weightBytes(*net));
+        return;
+    }
+    memory::OffloadConfig c;
+    c.mode = offload ? plan.offload : memory::Offload::None;
+    c.groupBlocks = plan.groupBlocks;
+    c.home = offload ? torch::Device(torch::kCPU) : device;
+    c.compute = device;
+    c.computeDtype = dtype;
+    if (isUnet) c.fp8 = fp8;
+    c.channelsLast = channelsLast;
+    c.homeLabel = offload ? "cpu" : computeLabel;
+    c.computeLabel = computeLabel;
+    r.offloads[net] = std::make_unique<memory::NetworkOffload>(*net, c, r.ledger);
+}
+
 // Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
 void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only) {
-    const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
     auto attach = [&](torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
         if (!net || (only && net != only)) return;
-        if (!offload && !(isUnet && fp8)) {
-            r.ledger.place(net, computeLabel, weightBytes(*net));
-            return;
-        }
-        memory::OffloadConfig c;
-        c.mode = offload ? plan.offload : memory::Offload::None;
-        c.groupBlocks = plan.groupBlocks;
-        c.home = offload ? torch::Device(torch::kCPU) : device;
-        c.compute = device;
-        c.computeDtype = dtype;
-        if (isUnet) c.fp8 = fp8;
-        c.channelsLast = channelsLast;
-        c.homeLabel = offload ? "cpu" : computeLabel;
-        c.computeLabel = computeLabel;
-        r.offloads[net] = std::make_unique<memory::NetworkOffload>(*net, c, r.ledger);
+        attachNetwork(r, net, plan, device, offload, computeLabel, dtype, channelsLast, isUnet);
     };
     const Placement& p = m.placement;
     attach(m.unet.get(), p.unet, p.channelsLast, true);
@@ -53,6 +59,12 @@ void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, to
         attach(te->get(), p.textEncoder, false, false);
         if (offload) (*te)->inputDevice = device;
     }
+}
+
+void attachExtraNetwork(Residency& r, torch::nn::Module& net, const memory::MemoryPlan& plan, torch::Device device,
+                        bool offload, const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast) {
+    if (r.of(&net)) return;
+    attachNetwork(r, &net, plan, device, offload, computeLabel, dtype, channelsLast, false);
 }
 
 void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
@@ -99,6 +111,9 @@ std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, co
         in.plan = plan;
         in.cfg = s.cfgScale > 1.0;
         in.cuda = device.is_cuda();
+        std::vector<std::string> controlNets;
+        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
+        in.controlNetParams = memory::controlNetParameters(controlNets);
         const auto p = memory::predict(memory::modelShapeOf(m), in);
         const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
         msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +

@@ -40,6 +40,11 @@ std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
 void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only = nullptr);
 
+// Puts a network that is not part of the model (a ControlNet) under an offload like the model's networks (no
+// fp8 storage), or records it as resident; nothing to do when it already has its offload.
+void attachExtraNetwork(Residency& r, torch::nn::Module& net, const memory::MemoryPlan& plan, torch::Device device,
+                        bool offload, const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast);
+
 // Runs `edit`, which writes parameters of `m`'s UNet or text encoders (merging or unmerging a LoRA), with their
 // offloads detached: the parameters hold the stored copies again (fp8 ones included) instead of placeholders.
 // The offloads are attached again afterwards, even if `edit` throws, so the new stored copies carry the edit.

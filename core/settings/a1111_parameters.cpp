@@ -2,6 +2,7 @@
 // modules/infotext_utils.py::{quote, unquote, re_param, parse_generation_parameters},
 // modules/sd_samplers.py::get_sampler_and_scheduler, modules/sd_schedulers.py::schedulers,
 // modules/sd_samplers_kdiffusion.py::samplers_k_diffusion (per-sampler default schedule since 1.9).
+#include "core/settings/a1111_controlnet.h"
 #include "core/settings/a1111_parameters.h"
 
 #include "core/settings/generation_info_detail.h"
@@ -258,6 +259,7 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
         kv.emplace_back("Refiner", s.refiner.hash.empty() ? name : name + " [" + s.refiner.hash + "]");
         kv.emplace_back("Refiner switch at", formatNumber(s.refiner.switchAt));
     }
+    for (auto& unit : a1111ControlNetParameters(s)) kv.push_back(std::move(unit));  // sd-webui-controlnet's units
     for (const auto& [k, v] : o.extra) {
         if (!validKey(k) || k.find('\n') != std::string::npos)
             throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
@@ -471,6 +473,7 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         const auto d = parseNumber(*v);
         if (d && *d > 0 && *d < 1) info.settings.refiner.switchAt = *d; else bad("Refiner switch at", *v);
     }
+    readA1111ControlNets(take, info);
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
     // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.

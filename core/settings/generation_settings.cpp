@@ -48,6 +48,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
     if (s.refiner.enabled()) j["refiner"] = s.refiner;
+    if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -75,6 +76,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
     get("refiner", s.refiner);
+    get("controlnets", s.controlnets);
 }
 
 void validate(const GenerationSettings& s) {
@@ -97,6 +99,7 @@ void validate(const GenerationSettings& s) {
         if (l.name.empty()) fail("a LoRA without a name");
     if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
+    for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
     memory::validate(s.plan);
 }
 

@@ -2,6 +2,7 @@
 // The one value that describes a generation. The GUI, the CLI, sidecars and presets all go through this
 // struct and its JSON functions, so a field added here appears everywhere.
 #include "core/memory/memory_plan.h"
+#include "core/settings/control_setting.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -65,6 +66,8 @@ struct GenerationSettings {
     std::vector<LoraSetting> loras;
     std::string loraMode = "merge";  // "merge": into the weights; "side": added beside them (weights untouched)
     RefinerSetting refiner;
+    // ControlNets, applied together (their residuals summed), each with its weight and step range.
+    std::vector<ControlNetSetting> controlnets;
 };
 
 void to_json(nlohmann::json& j, const LoraSetting& l);

@@ -129,6 +129,44 @@ private slots:
         QVERIFY2(none.err.contains("missing.safetensors") && none.err.contains("--refiner"), qPrintable(none.err));
     }
 
+    // ControlNet flags: the unit reaches the sidecar and the A1111 text, and --from reproduces the image when the
+    // ControlNet is in --controlnet-dir and the control image in the output folder.
+    void controlNetFlags() {
+        QTemporaryDir dir;
+        const QString control = dir.filePath("control.png");
+        QCOMPARE(cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--steps", "1", "--size", "64x64", "--out", control}).code, 0);
+        const QString fixtures = QString(DD_FIXTURES_DIR);
+        const QString first = dir.filePath("first.png");
+        const Run r = cli({"generate", "--model", fixtures + "/pipeline/tiny-sd1-e2e", "--prompt", "a house", "--steps", "2",
+                           "--size", "64x64", "--controlnet", fixtures + "/controlnet/cn-sd1-a", "--control-image", control,
+                           "--control-preprocessor", "canny", "--control-thresholds", "50,150", "--control-weight", "0.7",
+                           "--control-end", "0.5", "--out", first});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile png(first);
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        const QByteArray bytes = png.readAll();
+        QVERIFY2(bytes.contains("ControlNet 0: \"Module: canny, Model: cn-sd1-a ["), bytes.constData());
+        QVERIFY(bytes.contains("Threshold A: 50, Threshold B: 150, Guidance Start: 0, Guidance End: 0.5"));
+        QFile sidecar(dir.filePath("first.json"));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        QVERIFY(QString(sidecar.readAll()).contains(QRegularExpression("\"preprocessor\":\\s*\"canny\"")));
+
+        const QString again = dir.filePath("again.png");
+        const Run missing = cli({"generate", "--from", first, "--model", fixtures + "/pipeline/tiny-sd1-e2e", "--out", again});
+        QVERIFY2(missing.code != 0 && missing.err.contains("--controlnet-dir"), qPrintable(missing.err));
+        const Run rerun = cli({"generate", "--from", first, "--model", fixtures + "/pipeline/tiny-sd1-e2e", "--controlnet-dir",
+                               fixtures + "/controlnet", "--out", again});
+        QVERIFY2(rerun.code == 0, qPrintable(rerun.err));
+        QFile second(again);
+        QVERIFY(second.open(QIODevice::ReadOnly));
+        // The metadata differs (timings, the image path as given); the pixels must not.
+        const auto pixels = [](const QByteArray& png) { return png.mid(png.indexOf("IDAT")); };
+        QVERIFY2(pixels(second.readAll()) == pixels(bytes), "the restored ControlNet run gave another image");
+
+        const Run orphan = cli({"generate", "--model", "demo:tiny-sd1", "--control-weight", "1", "--out", dir.path()});
+        QVERIFY2(orphan.code != 0 && orphan.err.contains("must follow the --controlnet"), qPrintable(orphan.err));
+    }
+
     void truncatedFileNamesTheProblem() {
         QTemporaryDir dir;
         const QString path = dir.filePath("cut.safetensors");

@@ -41,11 +41,16 @@ struct Options {
     uint64_t seed = 1;
     int threads = 2;
     int vaeSteps = 1500, vaeBatch = 4;
-    int vaeSize = 64;  // the autoencoder trains on half-size renders (same proportions, 4× cheaper)
+    int vaeSize = 64;  // the autoencoder trains on half-size renders (same proportions, 4× cheaper)...
+    int vaeFullSizeSteps = 0;  // ...except its last steps, at full size, so that 128-pixel edges decode sharply
     int latentCount = 4096;
     int unetSteps = 3000, unetBatch = 32;
     int decoderSteps = 0;  // phase 4: the decoder alone, at full size
     double vaeLr = 1e-3, unetLr = 1e-3;
+    // Why these two exist: see "Training log (session 4)" in docs/embedded-model.md. Without them the model
+    // learned to read the flat background colour from the faint signal left in x_T and never needed the caption.
+    double noiseOffset = 0.3;      // per-image, per-channel constant added to the training noise
+    double maxLossWeight = 25;     // epsilon loss weighted by 1/ᾱ_t (v-prediction's weighting), capped
     double checkpointMinutes = 4;
 };
 
@@ -65,10 +70,13 @@ Options parse(int argc, char** argv) {
         else if (a == "--vae-steps") o.vaeSteps = std::stoi(value());
         else if (a == "--vae-batch") o.vaeBatch = std::stoi(value());
         else if (a == "--vae-size") o.vaeSize = std::stoi(value());
+        else if (a == "--vae-full-size-steps") o.vaeFullSizeSteps = std::stoi(value());
         else if (a == "--latents") o.latentCount = std::stoi(value());
         else if (a == "--unet-steps") o.unetSteps = std::stoi(value());
         else if (a == "--unet-batch") o.unetBatch = std::stoi(value());
         else if (a == "--decoder-steps") o.decoderSteps = std::stoi(value());
+        else if (a == "--noise-offset") o.noiseOffset = std::stod(value());
+        else if (a == "--max-loss-weight") o.maxLossWeight = std::stod(value());
         else if (a == "--checkpoint-minutes") o.checkpointMinutes = std::stod(value());
         else throw std::invalid_argument("unknown option " + a + " (see the comment at the top of train_embedded.cpp)");
     }
@@ -203,7 +211,8 @@ int main(int argc, char** argv) try {
             std::vector<cv::Mat> imgs;
             for (int i = 0; i < o.vaeBatch; ++i) {
                 cv::Mat img = shapes::render(shapes::randomScene(shapes::mix(o.seed * 1000003 + uint64_t(step) * 64 + i)));
-                if (o.vaeSize != img.cols) cv::resize(img, img, cv::Size(o.vaeSize, o.vaeSize), 0, 0, cv::INTER_AREA);
+                const int size = step >= o.vaeSteps - o.vaeFullSizeSteps ? img.cols : o.vaeSize;
+                if (size != img.cols) cv::resize(img, img, cv::Size(size, size), 0, 0, cv::INTER_AREA);
                 imgs.push_back(img);
             }
             const auto x = toTensor(imgs);
@@ -319,13 +328,18 @@ int main(int argc, char** argv) try {
         }
         const auto x0 = latents.index_select(0, torch::tensor(index));
         auto gen = at::detail::createCPUGenerator(o.seed * 104729 + uint64_t(step));
-        const auto noise = torch::randn(x0.sizes(), gen);
+        // Offset noise: with SD's schedule x_T still holds √ᾱ_T ≈ 0.07 of the image, and a flat background's
+        // colour is readable from the noise's per-channel mean at every step, so the caption was redundant.
+        const auto noise = torch::randn(x0.sizes(), gen) + o.noiseOffset * torch::randn({x0.size(0), x0.size(1), 1, 1}, gen);
         const auto t = torch::randint(0, 1000, {o.unetBatch}, gen, torch::kInt64);
         const auto ab = alphasCumprod.index_select(0, t).view({-1, 1, 1, 1});
         const auto xt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise;
         const auto context = te->forward(torch::stack(tokens)).lastHiddenState;
         const auto eps = unet->forward(xt, t.to(torch::kFloat32), context);
-        const auto l = torch::mse_loss(eps, noise);
+        // In epsilon terms, not knowing the picture costs only ᾱ/(1−ᾱ) at high noise, exactly where the caption
+        // decides colour and shape; weighting by 1/ᾱ (capped, normalised per batch) makes that error count.
+        const auto w = (1 / ab.view({-1})).clamp_max(o.maxLossWeight);
+        const auto l = (w * (eps - noise).pow(2).mean({1, 2, 3})).sum() / w.sum();
         opt.zero_grad();
         l.backward();
         torch::nn::utils::clip_grad_norm_(params, 1.0);
