@@ -249,6 +249,57 @@ private slots:
         }
     }
 
+    // A ControlNet steers the base's steps only (the refiner is another UNet) and, as in diffusers'
+    // StableDiffusionXLControlNetPipeline, its guidance range counts over the whole schedule, not the base's share:
+    // with end 0.5 of 10 steps it steers 5 of the 8 base steps, so the base's latents equal those of the same run
+    // without a refiner. Swapped, the ControlNet leaves the device with the base.
+    void controlNetWithRefiner() {
+        const auto plainCase = settingsOf(m_cases.at(0).toObject());
+        auto s = plainCase;
+        settings::ControlNetSetting c;
+        c.model = (QString(DD_FIXTURES_DIR) + "/controlnet/cn-sdxl").toStdString();
+        c.weight = 0.9;
+        c.guidanceEnd = 0.5;
+        s.controlnets = {c};
+        pipeline::Image hint{s.width, s.height, std::vector<uint8_t>(size_t(s.width * s.height * 3))};
+        for (size_t i = 0; i < hint.rgb.size(); ++i) hint.rgb[i] = uint8_t((i / 3 % size_t(s.width)) < size_t(s.width / 2) ? 0 : 255);
+        const std::vector<pipeline::Image> hints{hint};
+        pipeline::CancelToken cancel;
+        pipeline::Engine engine;
+        EveryStep refinedNoCn, refined, baseOnly;
+        engine.generate(plainCase, cancel, &refinedNoCn);
+        const auto r = engine.generate(s, cancel, &refined, nullptr, hints);
+        auto noRefiner = s;
+        noRefiner.refiner = {};
+        engine.generate(noRefiner, cancel, &baseOnly, nullptr, hints);
+        QCOMPARE(int(refined.latents.size()), 10);
+        QVERIFY(torch::isfinite(refined.latents.back()).all().item<bool>());
+        QCOMPARE(r.settings.controlnets.size(), size_t(1));
+        QVERIFY(maxAbs(refined.latents[0], refinedNoCn.latents[0]) > 1e-4);  // it steers
+        for (int i = 0; i < 8; ++i) QVERIFY2(maxAbs(refined.latents[size_t(i)], baseOnly.latents[size_t(i)]) == 0, qPrintable(QString::number(i)));
+        QVERIFY(maxAbs(refined.latents.back(), baseOnly.latents.back()) > 1e-4);  // the refiner ran
+
+        pipeline::EngineTestHooks hooks;
+        hooks.offloadOnCpu = true;
+        pipeline::Engine together, swapped, swappedNoCn;
+        for (auto* e : {&together, &swapped, &swappedNoCn}) e->setTestHooks(hooks);
+        auto swap = s;
+        swap.plan.swapModels = true;
+        auto swapNoCn = plainCase;
+        swapNoCn.plan.swapModels = true;
+        const auto ra = together.generate(s, cancel, nullptr, nullptr, hints);
+        const auto rb = swapped.generate(swap, cancel, nullptr, nullptr, hints);
+        swappedNoCn.generate(swapNoCn, cancel, nullptr);
+        QCOMPARE(ra.images[0].rgb, rb.images[0].rgb);
+        QCOMPARE(swapped.ledger().resident("compute"), swappedNoCn.ledger().resident("compute"));  // the refiner only
+        QCOMPARE(swapped.ledger().resident("compute") + swapped.ledger().resident("cpu"), together.ledger().resident("compute"));
+        // The next run of the base alone: the ControlNet comes back with it.
+        auto swapPlain = noRefiner;
+        swapPlain.plan.swapModels = true;
+        swapped.generate(swapPlain, cancel, nullptr, nullptr, hints);
+        QCOMPARE(swapped.ledger().resident("cpu"), int64_t(0));
+    }
+
     void refinerRejectsAnotherLatentSpace() {
         auto s = settingsOf(m_cases.at(0).toObject());
         s.refiner.model = pipeline::kDemoModel;  // not a file: refused when loading
@@ -297,7 +348,8 @@ private slots:
         QCOMPARE(sneaky.settings.refiner.model, std::string("passwd"));
     }
 
-    // The predictor: together, the refiner's weights add to every stage; swapped, it replaces the base's.
+    // The predictor: together, the refiner's weights add to every stage; swapped, it replaces the base's (and its
+    // ControlNets').
     void predictorCountsTheRefiner() {
         memory::ModelShape base;
         base.unet.params = 2'600'000'000;
@@ -322,6 +374,12 @@ private slots:
         QCOMPARE(swapped.encode.weights, plain.encode.weights);
         QCOMPARE(swapped.denoise.weights, std::max(plain.denoise.weights, in.refinerBytes));
         QVERIFY(swapped.peak() < together.peak());
+        // ControlNets sit beside the base and leave the device with it when swapped.
+        in.controlNetParams = 1'250'000'000;
+        const auto swappedCn = memory::predict(base, in);
+        QCOMPARE(swappedCn.denoise.weights, std::max(plain.denoise.weights + 2 * in.controlNetParams, in.refinerBytes));
+        in.plan.swapModels = false;
+        QCOMPARE(memory::predict(base, in).denoise.weights, together.denoise.weights + 2 * in.controlNetParams);
     }
 };
 
