@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "                  --vae sliced|tiled|sliced+tiled, --plan JSON (docs/memory.md)\n"
     "                  LoRA: --lora NAME|PATH[:WEIGHT[:UNET_WEIGHT]] (repeatable; or <lora:name:w> in the prompt),\n"
     "                  --lora-dir DIR (repeatable; also DD_LORA_PATH), --lora-mode merge|side (docs/lora.md)\n"
+    "                  SDXL refiner: --refiner PATH|none, --refiner-switch F (default 0.8), --aesthetic-score X (6),\n"
+    "                  --negative-aesthetic-score X (2.5) (docs/refiner.md)\n"
     "                  ControlNet: --controlnet PATH --control-image IMG [--control-preprocessor none|canny|scribble|blur]\n"
     "                  [--control-weight W] [--control-start F] [--control-end F] [--control-thresholds A[,B]]\n"
     "                  [--control-resize MODE] (repeat for several), --controlnet-dir DIR (docs/controlnet.md)\n"
@@ -145,7 +147,7 @@ struct GenerateOptions {
     dd::settings::GenerationSettings s;
     std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
-    bool modelGiven = false, initGiven = false, sidecar = true;
+    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true;
     int quality = 95;
     double pricePerHour = 0;
     dd::settings::Restored restored;
@@ -178,6 +180,7 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
             if (!l.fromPrompt) loras.push_back(dd::pipeline::findLoraFile(l.name, loraFolders, true));
         in.loraSidePath = s.loraMode == "side";
         in.loraBytes = dd::memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
+        if (s.refiner.enabled()) in.refinerBytes = dd::memory::modelWeightBytes(dd::memory::modelShapeOf(s.refiner.model), s.plan);
         std::vector<std::string> controlNets;
         for (const auto& c : s.controlnets) controlNets.push_back(c.model);
         in.controlNetParams = dd::memory::controlNetParameters(controlNets);
@@ -227,13 +230,17 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
             o.from = v;
             o.restored = dd::settings::restoreFromFile(v);
             s = o.restored.settings;
-            o.modelGiven = o.initGiven = false;
+            o.modelGiven = o.initGiven = o.refinerGiven = false;
         } else if (flag == "--model") s.model = v, o.modelGiven = true;
         else if (flag == "--models") o.modelFolders.push_back(v);
         else if (dd::cli::applyControlFlag(flag, v, s, o.controlNetFolders)) continue;
         else if (flag == "--lora") s.loras.push_back(parseLoraFlag(v));
         else if (flag == "--lora-dir") o.loraFolders.push_back(v);
         else if (flag == "--lora-mode") s.loraMode = v;
+        else if (flag == "--refiner") s.refiner.model = v == "none" ? std::string() : v, s.refiner.hash.clear(), o.refinerGiven = true;
+        else if (flag == "--refiner-switch") s.refiner.switchAt = toNumber(flag, v);
+        else if (flag == "--aesthetic-score") s.refiner.aestheticScore = toNumber(flag, v);
+        else if (flag == "--negative-aesthetic-score") s.refiner.negativeAestheticScore = toNumber(flag, v);
         else if (flag == "--prompt") s.prompt = v;
         else if (flag == "--negative") s.negativePrompt = v;
         else if (flag == "--seed") s.seed = int64_t(toNumber(flag, v));
@@ -284,6 +291,11 @@ void resolveRestored(GenerateOptions& o, const std::string& outFolder) {
             folders.push_back(fs::path(o.from).parent_path().empty() ? "." : fs::path(o.from).parent_path().string());
         o.s.model = dd::settings::resolveRestoredModel(r.modelName, r.modelHash, folders);
     }
+    if (!o.refinerGiven && o.s.refiner.enabled()) {  // looked up like the model (docs/refiner.md)
+        std::vector<std::string> folders = o.modelFolders;
+        if (folders.empty()) folders.push_back(fs::path(o.from).parent_path().empty() ? "." : fs::path(o.from).parent_path().string());
+        o.s.refiner.model = dd::settings::resolveRestoredRefiner(o.s.refiner.model, o.s.refiner.hash, folders);
+    }
     if (!o.initGiven && !o.s.initImage.empty()) {
         const auto inside = dd::settings::resolveInsideFolder(outFolder, o.s.initImage);
         if (!inside)
@@ -317,6 +329,7 @@ int generate(const std::vector<std::string>& args) {
     }
     dd::settings::validate(s);
     if (s.model != dd::pipeline::kDemoModel && !fs::exists(s.model)) throw ModelFileError(s.model, "no such file or folder");
+    if (s.refiner.enabled() && !fs::exists(s.refiner.model)) throw ModelFileError(s.refiner.model, "no such file or folder (--refiner)");
     const auto format = dd::imaging::exportFormatFromName(
         !o.format.empty() ? o.format : toFile ? fs::path(o.out).extension().string() : std::string("png"));
     dd::settings::expandFileName(o.nameTemplate, {});  // a bad template fails before the run, not after it

@@ -101,6 +101,7 @@ settings::GenerationSettings settingsOf(const std::string& text, const BatchOpti
             const std::string name = sc.settings.model.rfind("demo:", 0) == 0 ? sc.settings.model : sc.modelName;
             s.model = settings::resolveRestoredModel(name, sc.modelHash, o.modelFolders);
         }
+        s.refiner.model = settings::resolveRestoredRefiner(s.refiner.model, s.refiner.hash, o.modelFolders);
     } else {
         // A job file is the user's own: its model and init image paths are used as written. The sidecar reader
         // holds the range and type checks.

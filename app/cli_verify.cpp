@@ -100,6 +100,12 @@ int verifyCommand(const std::vector<std::string>& args) {
         if (folders.empty() && name.rfind("demo:", 0) != 0) folders.push_back(folderOf(o.file));
         recorded.settings.model = settings::resolveRestoredModel(name, r.modelHash, folders);
     }
+    {
+        std::vector<std::string> folders = o.modelFolders;
+        if (folders.empty()) folders.push_back(folderOf(o.file));
+        recorded.settings.refiner.model =
+            settings::resolveRestoredRefiner(recorded.settings.refiner.model, recorded.settings.refiner.hash, folders);
+    }
 
     std::optional<pipeline::Image> init;
     if (!recorded.settings.initImage.empty()) {

@@ -166,6 +166,19 @@ void EngineWorker::locateModel(const QString& name, const QString& hash, const Q
     }
 }
 
+void EngineWorker::locateRefiner(const QString& recorded, const QString& hash, const QStringList& folders) {
+    std::vector<std::string> dirs;
+    for (const QString& f : folders) dirs.push_back(f.toStdString());
+    try {
+        emit refinerLocated(QString::fromStdString(settings::resolveRestoredRefiner(recorded.toStdString(), hash.toStdString(), dirs)));
+    } catch (const std::exception&) {
+        const QString where = folders.isEmpty() ? tr("no model folders are known yet") : tr("not found in %1").arg(folders.join(", "));
+        emit refinerNotFound(tr("These settings used the refiner '%1'%2: %3. Choose it under Refiner, or add its folder "
+                                "under Preferences → Model folders.")
+                                 .arg(recorded, hash.isEmpty() ? QString() : tr(" (hash %1)").arg(hash), where));
+    }
+}
+
 void EngineWorker::sampleMemory() {
     try {
         if (m_cudaDevice == -2) m_cudaDevice = memory::cudaDeviceCount() > 0 ? 0 : -1;

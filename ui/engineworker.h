@@ -50,6 +50,8 @@ public slots:
     // Finds the model a restored image needs by A1111 hash (or name) in `folders` (hashing is slow: it runs here,
     // not on the UI thread): modelLocated or modelNotFound.
     void locateModel(const QString& name, const QString& hash, const QStringList& folders);
+    // The same for a restored SDXL refiner (docs/refiner.md): refinerLocated or refinerNotFound.
+    void locateRefiner(const QString& recorded, const QString& hash, const QStringList& folders);
     // One memory sample now (the UI asks for one periodically while no run is going).
     void sampleMemory();
 
@@ -68,6 +70,8 @@ signals:
     void previewDecoderChanged(const QString& description, const QString& problem);
     void modelLocated(const QString& path, const QString& how);
     void modelNotFound(const QString& message);
+    void refinerLocated(const QString& path);
+    void refinerNotFound(const QString& message);
 
 private:
     pipeline::Engine& engine();  // created lazily on the worker thread

@@ -167,6 +167,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
         m_restoreNotice->show();
         statusBar()->showMessage(message);
     });
+    connect(this, &MainWindow::locateRefinerRequested, worker, &EngineWorker::locateRefiner, Qt::QueuedConnection);
+    connect(worker, &EngineWorker::refinerLocated, m_panel, &PromptPanel::setRefinerPath);
+    connect(worker, &EngineWorker::refinerNotFound, this, [this](const QString& message) { statusBar()->showMessage(message); });
     connect(worker, &EngineWorker::logLine, this, [this](const QString& line) { statusBar()->showMessage(line, 5000); });
     connect(m_picker, &ModelPicker::loadRequested, this, [this](const QString& path) {
         updateButtons();

@@ -94,6 +94,7 @@ signals:
     void loadRequested(const QString& path, const dd::memory::MemoryPlan& plan);
     void previewDecoderRequested(bool enabled, const QString& folder);
     void locateRequested(const QString& name, const QString& hash, const QStringList& folders);
+    void locateRefinerRequested(const QString& recorded, const QString& hash, const QStringList& folders);
     void enqueueRequested(const QString& specJson);
     void jobStarted(const QString& id);
     void jobDone(const QString& id, const QStringList& files);

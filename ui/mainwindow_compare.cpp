@@ -124,6 +124,9 @@ bool MainWindow::restoreFromFile(const QString& path) {
             message += tr(" · made with %1 %2").arg(QString::fromStdString(r.modelName), QString::fromStdString(r.modelHash));
         locateRestoredModel(QString::fromStdString(r.modelName), QString::fromStdString(r.modelHash),
                             QString::fromStdString(r.settings.model));
+        if (s.refiner.enabled())  // metadata names it, the worker finds the file (hashing is slow)
+            emit locateRefinerRequested(QString::fromStdString(s.refiner.model), QString::fromStdString(s.refiner.hash),
+                                        knownModelFolders());
         if (!r.unknown.empty()) message += tr(" · %n setting(s) not used here", "", int(r.unknown.size()));
         for (const auto& w : r.warnings) message += QStringLiteral(" · ") + QString::fromStdString(w);
         statusBar()->showMessage(message);

@@ -71,6 +71,10 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, con
     in.cfg = s.cfgScale > 1.0;
     in.cuda = cuda && s.plan.device != "cpu";
     in.textCached = lastRun && sameTextInputs(s, *lastRun);
+    if (s.refiner.enabled()) {
+        // The refiner's weights, together with the base or in its place (docs/refiner.md).
+        if (const auto refiner = shapeOf(s.refiner.model)) in.refinerBytes = memory::modelWeightBytes(*refiner, s.plan);
+    }
     in.controlNetParams = controlNetParams(s.controlnets);
     try {
         const auto p = memory::predict(*shape, in);

@@ -1,6 +1,7 @@
 #include "ui/promptpanel.h"
 
 #include "core/sched/scheduler.h"
+#include "ui/dialoghooks.h"
 #include "ui/prompthighlighter.h"
 #include "ui/tokencounter.h"
 
@@ -10,6 +11,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QRandomGenerator>
 #include <QSpinBox>
@@ -143,6 +145,32 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     batchRow->addWidget(m_batchCount);
     batchRow->addStretch();
 
+    // The SDXL refiner (docs/refiner.md): A1111's "Refiner" checkpoint and "Switch at" fraction.
+    m_refiner = new QLineEdit(this);
+    m_refiner->setObjectName("refiner");
+    m_refiner->setPlaceholderText(tr("none"));
+    m_refiner->setClearButtonEnabled(true);
+    m_refiner->setToolTip(tr("SDXL refiner (diffusers folder or .safetensors): continues the base's denoising from the switch"));
+    auto* browse = toolButton("chooseRefiner", QStringLiteral("…"), tr("Choose a refiner file"), this);
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = chooseOpenPath(this, tr("SDXL refiner"), tr("Checkpoints (*.safetensors)"), false);
+        if (path.isEmpty()) return;
+        m_refiner->setText(path);
+        emit shapeChanged();
+    });
+    connect(m_refiner, &QLineEdit::editingFinished, this, &PromptPanel::shapeChanged);  // the prediction counts it
+    m_refinerSwitch = new QDoubleSpinBox(this);
+    m_refinerSwitch->setObjectName("refinerSwitch");
+    m_refinerSwitch->setRange(0.01, 0.99);
+    m_refinerSwitch->setSingleStep(0.05);
+    m_refinerSwitch->setDecimals(2);
+    m_refinerSwitch->setPrefix(tr("switch at "));
+    m_refinerSwitch->setToolTip(tr("Fraction of the schedule the base runs before the refiner takes over"));
+    auto* refinerRow = new QHBoxLayout;
+    refinerRow->addWidget(m_refiner, 1);
+    refinerRow->addWidget(browse);
+    refinerRow->addWidget(m_refinerSwitch);
+
     auto* form = new QFormLayout(this);
     form->setContentsMargins(0, 0, 0, 0);
     form->addRow(tr("Prompt"), m_prompt);
@@ -155,6 +183,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Seed"), seedRow);
     form->addRow(tr("Size"), sizeRow);
     form->addRow(tr("Batch"), batchRow);
+    form->addRow(tr("Refiner"), refinerRow);
     for (auto* spinBox : {m_width, m_height, m_batch})
         connect(spinBox, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
     connect(m_cfg, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
@@ -193,6 +222,10 @@ settings::GenerationSettings PromptPanel::settings() const {
     s.width = m_width->value();
     s.height = m_height->value();
     s.batchSize = m_batch->value();
+    const std::string refiner = m_refiner->text().trimmed().toStdString();
+    if (refiner != s.refiner.model) s.refiner.hash.clear();  // the engine fills in the chosen one's
+    s.refiner.model = refiner;
+    s.refiner.switchAt = m_refinerSwitch->value();
     return s;
 }
 
@@ -208,6 +241,8 @@ void PromptPanel::setSettings(const settings::GenerationSettings& s) {
     m_width->setValue(s.width);
     m_height->setValue(s.height);
     m_batch->setValue(s.batchSize);
+    m_refiner->setText(QString::fromStdString(s.refiner.model));
+    m_refinerSwitch->setValue(s.refiner.switchAt);
     updateTokenCounts();
 }
 
@@ -215,6 +250,11 @@ int64_t PromptPanel::takeSeed() {
     if (m_random->isChecked()) m_seed->setValue(double(QRandomGenerator::global()->bounded(quint32(0xffffffffu))));
     m_lastSeed = int64_t(m_seed->value());
     return m_lastSeed;
+}
+
+void PromptPanel::setRefinerPath(const QString& path) {
+    m_refiner->setText(path);
+    emit shapeChanged();
 }
 
 bool PromptPanel::randomSeed() const { return m_random->isChecked(); }

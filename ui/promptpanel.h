@@ -9,6 +9,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
 class QTimer;
@@ -28,12 +29,14 @@ public:
     int64_t lastSeed() const { return m_lastSeed; }
     bool randomSeed() const;
     void setRandomSeed(bool on);
+    // The refiner field alone (a restored refiner found on disk); its hash is the engine's to fill in again.
+    void setRefinerPath(const QString& path);
     int batchCount() const;
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
 
 signals:
-    // Size, batch or guidance changed: what the memory prediction depends on.
+    // Size, batch, guidance or refiner changed: what the memory prediction depends on.
     void shapeChanged();
 
 private:
@@ -55,6 +58,8 @@ private:
     QSpinBox* m_height;
     QSpinBox* m_batch;
     QSpinBox* m_batchCount;
+    QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
+    QDoubleSpinBox* m_refinerSwitch;
     int64_t m_lastSeed = -1;
     settings::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };

@@ -50,7 +50,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
          {"attention_slice_size", p.attentionSliceSize}, {"query_chunk_size", p.queryChunkSize},
          {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"vae_tile_size", p.vaeTileSize}, {"channels_last", p.channelsLast},
          {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks}, {"fp8_storage", p.fp8Storage},
-         {"threads", p.threads}};
+         {"threads", p.threads}, {"swap_models", p.swapModels}};
 }
 
 void from_json(const nlohmann::json& j, MemoryPlan& p) {
@@ -78,6 +78,7 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("group_blocks", p.groupBlocks);
     get("fp8_storage", p.fp8Storage);
     get("threads", p.threads);
+    get("swap_models", p.swapModels);
 }
 
 void validate(const MemoryPlan& p) {

@@ -36,6 +36,9 @@ struct MemoryPlan {
     int groupBlocks = 1;                   // Group offload: blocks per group; 0 = leaf level (each layer a group)
     std::string fp8Storage;                // "", "e4m3fn", "e5m2": UNet weights stored in fp8, upcast per layer to unet precision
     int threads = 0;                       // CPU threads for torch (0 = torch's default)
+    // A second model in the run (the SDXL refiner): false keeps both on the device (the 24 GB row); true
+    // moves the base off the device before the refiner's stage and back at the next run (lower rows).
+    bool swapModels = false;
 
     bool operator==(const MemoryPlan&) const = default;
 };

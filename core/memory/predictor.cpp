@@ -253,7 +253,24 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
         const int64_t rows = int64_t(in.batch) * (in.cfg ? 2 : 1);
         p.denoise.activations += 2 * skipElements(shape.unet, in.height / f, in.width / f) * rows * bytesOf(plan.unet);
     }
+
+    // The refiner: under offload it lives at home like the base (the device sees one network at a time);
+    // swapped, it takes the place of the base and its ControlNets (which leave with it) on the device for its stage
+    // and the decode; else it sits beside them.
+    if (in.refinerBytes > 0 && !offload) {
+        const bool swapped = plan.swapModels && in.cuda && plan.fp8Storage.empty();
+        if (swapped)
+            for (auto* st : {&p.denoise, &p.decode}) st->weights = std::max(st->weights, in.refinerBytes);
+        else
+            for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->weights += in.refinerBytes;
+    }
     return p;
+}
+
+int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan) {
+    const int64_t vaeDtype = shape.vae.forceUpcast && plan.vaeUpcast ? 4 : bytesOf(plan.vae);
+    return shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1) + shape.vae.params * vaeDtype +
+           sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; }) * bytesOf(plan.textEncoder);
 }
 
 std::string formatGb(int64_t bytes) {

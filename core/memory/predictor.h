@@ -83,6 +83,10 @@ struct PredictInput {
     // down/up matrices, a merge the kept original of every touched weight. Host memory when offloading.
     int64_t loraBytes = 0;
     bool loraSidePath = false;    // side-path bytes go to the compute device with the networks (offload too)
+    // The SDXL refiner's weights in the plan's precisions (modelWeightBytes of its shape); 0 = no refiner. Kept
+    // beside the base for the whole run, or, when plan.swapModels applies (CUDA, no offload, no fp8), in the
+    // base's place for its stage and the decode (docs/refiner.md).
+    int64_t refinerBytes = 0;
     // Parameters of the run's ControlNets (controlNetParameters): weights in the UNet's precision, placed like the
     // UNet; their residuals (one tensor per UNet skip) live through every UNet call.
     int64_t controlNetParams = 0;
@@ -105,6 +109,9 @@ struct Prediction {
 };
 
 Prediction predict(const ModelShape& shape, const PredictInput& input);
+
+// Bytes of a model's weights placed as `plan` says (fp8 UNet storage and the SDXL VAE's fp32 upcast included).
+int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
 
 // PredictInput::loraBytes for LoRA files (paths) from their tensor shapes alone: side path = Σ down + up elements,
 // merge = Σ out·in·k·k of each touched layer (a layer touched by several LoRAs counted once), in the networks'

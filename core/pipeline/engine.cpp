@@ -18,6 +18,7 @@
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
+#include "core/pipeline/refiner.h"
 #include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
 #include "core/sched/scheduler.h"
@@ -77,11 +78,17 @@ Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel&
     Conditioning c;
     c.embeds = side(neg.embeds, pos.embeds);
     if (m.isXl()) {
-        // add_time_ids = original (h, w) + crop (0, 0) + target (h, w), equal for both CFG halves.
-        const auto ids = torch::tensor({double(s.height), double(s.width), 0.0, 0.0, double(s.height), double(s.width)})
-                             .to(c.embeds.options())
-                             .unsqueeze(0);
-        c.added = nn::AddedCond{side(neg.pooled, pos.pooled), repeatRows(ids, c.embeds.size(0))};
+        // add_time_ids = original (h, w) + crop (0, 0) + target (h, w), equal for both CFG halves; the refiner
+        // (requires_aesthetics_score) ends them in the aesthetic score instead, the negative half in its own.
+        auto ids = [&](double aesthetic) {
+            const auto last = m.requiresAestheticsScore ? std::vector<double>{aesthetic}
+                                                        : std::vector<double>{double(s.height), double(s.width)};
+            std::vector<double> v{double(s.height), double(s.width), 0.0, 0.0};
+            v.insert(v.end(), last.begin(), last.end());
+            return torch::tensor(v).unsqueeze(0);
+        };
+        c.added = nn::AddedCond{side(neg.pooled, pos.pooled),
+                                side(ids(s.refiner.negativeAestheticScore), ids(s.refiner.aestheticScore))};
     }
     return c;
 }
@@ -204,6 +211,20 @@ OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, torch::Device devic
 
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
 
+// The ControlNets that steer a stretch of steps and how many steps their guidance fractions count over.
+struct BaseControl {
+    ControlStack* stack = nullptr;
+    int64_t steps = 0;
+};
+
+// The ControlNets beside the base UNet, each once (one may be named twice): they move with the base.
+std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
+    std::vector<torch::nn::Module*> nets;
+    for (const auto& c : controls.active())
+        if (std::find(nets.begin(), nets.end(), c.net.get()) == nets.end()) nets.push_back(c.net.ptr().get());
+    return nets;
+}
+
 // A run restarted with a lower preset after running out of memory (the networks must be placed again).
 struct RestartWith {
     settings::GenerationSettings settings;
@@ -214,6 +235,9 @@ struct RestartWith {
 
 struct Engine::Loaded {
     std::unique_ptr<SdModel> model;
+    // The SDXL refiner of the last run that had one. Its networks' offloads live in `residency`, declared after it
+    // so they are destroyed first (an offload gives its network the stored weights back).
+    RefinerSlot refiner;
     Placement requested;     // what the plan asked for (model->placement: what was used)
     std::string hash;        // cached per loaded model: hashing a checkpoint reads the whole file
     ConditioningCache conditioning;
@@ -250,6 +274,8 @@ const memory::ResidencyLedger& Engine::ledger() const { return m_loaded->residen
 
 void Engine::releaseModel() {
     if (!m_loaded->model) return;
+    m_loaded->refiner.release(m_loaded->residency);
+    m_loaded->refiner.baseAway = false;
     m_loaded->residency.clear();  // the offloads first: they hold the networks' weights
     m_loaded->loras.clear();      // then the LoRAs' originals back, while the networks still exist
     m_loaded->controls.clear();
@@ -413,6 +439,20 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     }
     SdModel& m = *m_loaded->model;
     const Placement& placed = m.placement;
+    // The refiner (core/pipeline/refiner): kept between runs that ask for it, released by one that does not.
+    const bool refine = s.refiner.enabled();
+    RefinerSlot& refinerSlot = m_loaded->refiner;
+    refinerSlot.useBase(res, m, controlNetsOf(m_loaded->controls), device, computeLabel);  // the last run's ControlNets
+    if (refine) {
+        attempt(memory::Stage::Load, [&] { refinerSlot.load(s.refiner.model, want, res, plan, device, offload, computeLabel); },
+                nothingToApply);
+        checkRefinerFits(m, *refinerSlot.model);
+        refinerSlot.model->unet->setAttention(attention);
+        refinerSlot.model->vae->setAttention(attention);
+        result.settings.refiner.hash = refinerSlot.hash;
+    } else {
+        refinerSlot.release(res);
+    }
     m.unet->setAttention(attention);
     m.vae->setAttention(attention);
     // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and
@@ -514,9 +554,67 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         auto x = t.to(device, dtype);
         return placed.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
     };
+    // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
+    // `control` steers them with its ControlNets, step i as step i - from of control.steps.
+    auto runSteps = [&](SdModel& net, const Conditioning& cond, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
+                        int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all,
+                        const BaseControl& control) {
+        const memory::NetworkUse onDevice(res.of(net.unet.get()));
+        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;
+        if (control.stack)
+            for (auto* c : controlNetsOf(*control.stack)) controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c)));
+        const auto& timesteps = sch.timesteps();
+        for (int64_t i = from; i < to; ++i) {
+            if (cancel.cancelled()) throw Cancelled();
+            const auto tStep = Clock::now();
+            const auto input = sch.scaleModelInput(cfg ? torch::cat({latents, latents}) : latents, i);
+            const auto x = toNet(input, unetDtype);
+            std::optional<nn::ControlResiduals> residuals;
+            if (control.stack)
+                residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
+            auto pred = net.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
+                            .to(torch::kFloat32)
+                            .contiguous();
+            if (cfg) {
+                const auto halves = pred.chunk(2);
+                const auto text = halves[1];
+                pred = halves[0] + s.cfgScale * (text - halves[0]);
+                if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
+            }
+            latents = sch.step(pred, i, latents, noise);
+            result.timings.stepSeconds.push_back(secondsSince(tStep));
+            meter.sample("denoise");
+            if (observer) {
+                const int step = done + int(i - from + 1);
+                observer->onLatents(step, latents);
+                const bool preview = observer->wantsPreview(step, all);
+                observer->onStep(step, all, preview ? m_previewer->make(latents[0], net.family) : Image{});
+            }
+        }
+        return latents;
+    };
+    // The refiner's own text encoder (text_encoder_2 alone) encodes the same prompts, cached like the base's.
+    auto refinerConditioning = [&](SdModel& r, torch::ScalarType unetDtype) {
+        ConditioningKey refinerKey = key;
+        refinerKey.model = r.source;
+        refinerKey.dtype = int(r.placement.textEncoder);
+        const text::CfgConditioning* c = m_loaded->conditioning.find(refinerKey);
+        if (!c) {
+            const memory::NetworkUse use(res.of(r.textEncoder2.get()));
+            ++m_textEncoderRuns;
+            auto encoded = encodeText(r, textSettings, cfg);
+            for (auto* side : {&encoded.negative, &encoded.positive})
+                for (auto* t : {&side->embeds, &side->pooled})
+                    if (t->defined()) *t = t->to(device);
+            m_loaded->conditioning.insert(refinerKey, std::move(encoded));
+            c = m_loaded->conditioning.find(refinerKey);
+        }
+        return batchConditioning(*c, r, s, cfg, batch, unetDtype, device);
+    };
     // From the seed to the last step's latents; a retry in fp32 starts again from fresh generators, so it
     // gives exactly what an fp32 run gives.
     auto denoise = [&](torch::ScalarType unetDtype) {
+        if (refine) refinerSlot.useBase(res, m, controlNetsOf(controls), device, computeLabel);
         const Conditioning cond = batchConditioning(*prompts, m, s, cfg, batch, unetDtype, device);
         // Image i draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
         std::vector<at::Generator> gens;
@@ -542,43 +640,29 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         } else {
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
-        const memory::NetworkUse onDevice(res.of(m.unet.get()));
-        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;  // one per network (a ControlNet may be named twice)
-        std::vector<const torch::nn::Module*> placedControls;
-        for (const auto& c : controls.active())
-            if (std::find(placedControls.begin(), placedControls.end(), c.net.get()) == placedControls.end()) {
-                placedControls.push_back(c.net.get());
-                controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c.net.get())));
-            }
         result.timings.stepSeconds.clear();
-        const auto& timesteps = scheduler->timesteps();
-        const int64_t total = timesteps.size(0);
-        for (int64_t i = begin; i < total; ++i) {
-            if (cancel.cancelled()) throw Cancelled();
-            const auto tStep = Clock::now();
-            const auto input = scheduler->scaleModelInput(cfg ? torch::cat({latents, latents}) : latents, i);
-            const auto x = toNet(input, unetDtype);
-            const auto control = controls.residuals(i - begin, total - begin, x, timesteps[i], cond.embeds, cond.added, unetDtype);
-            auto pred = m.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, control ? &*control : nullptr)
-                            .to(torch::kFloat32)
-                            .contiguous();
-            if (cfg) {
-                const auto halves = pred.chunk(2);
-                const auto text = halves[1];
-                pred = halves[0] + s.cfgScale * (text - halves[0]);
-                if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
-            }
-            latents = scheduler->step(pred, i, latents, noise);
-            result.timings.stepSeconds.push_back(secondsSince(tStep));
-            meter.sample("denoise");
-            if (observer) {
-                const int step = int(i - begin + 1), steps = int(total - begin);
-                observer->onLatents(step, latents);
-                const bool preview = observer->wantsPreview(step, steps);
-                observer->onStep(step, steps, preview ? m_previewer->make(latents[0], m.family) : Image{});
-            }
-        }
-        return latents;
+        const int64_t total = scheduler->timesteps().size(0);
+        // ControlNet guidance fractions count over the base's whole schedule even when the refiner takes over at
+        // the switch (diffusers computes controlnet_keep before cutting the timesteps at denoising_end).
+        const BaseControl control{&controls, total - begin};
+        if (!refine)
+            return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin), control);
+        // The refiner continues the same schedule from the switch, on the base's latents without new noise and
+        // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
+        // another UNet: the ControlNets steer the base's steps only.
+        SdModel& r = *refinerSlot.model;
+        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig);
+        refinerScheduler->setTimesteps(s.steps, device);
+        const double at = s.refiner.switchAt;
+        const int64_t baseEnd = std::max(begin, baseEndIndex(*scheduler, numTrainTimesteps(m.schedulerConfig), at));
+        const int64_t refinerBegin = refinerBeginIndex(*refinerScheduler, numTrainTimesteps(r.schedulerConfig), at);
+        const int64_t refinerEnd = refinerScheduler->timesteps().size(0);
+        const int baseSteps = int(baseEnd - begin), all = baseSteps + int(refinerEnd - refinerBegin);
+        latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all, control);
+        refinerSlot.useRefiner(res, m, controlNetsOf(controls), device, computeLabel);
+        const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
+        return runSteps(r, refinerConditioning(r, refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd,
+                        refinerDtype, noise, baseSteps, all, BaseControl{});
     };
     auto latents = attempt(memory::Stage::Denoise, [&] { return denoise(placed.unet); }, [&] {
         attention = attentionOptionsFor(plan);
@@ -590,39 +674,48 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {
         result.warnings.push_back(std::string("the UNet produced NaN/Inf in ") + dtypeName(placed.unet) +
                                   ": the denoising was run again in fp32");
-        computeIn(res, *m.unet, home, torch::kFloat32, placed.channelsLast);
+        // Where each UNet is now: a swapped refiner run leaves the base at home on the CPU.
+        std::vector<SdModel*> denoisers{&m};
+        if (refine) denoisers.push_back(refinerSlot.model.get());
+        auto computeAll = [&](auto dtypeFor) {
+            for (SdModel* d : denoisers)
+                computeIn(res, *d->unet, d->unet->parameters().front().device(), dtypeFor(*d), d->placement.channelsLast);
+        };
+        computeAll([](const SdModel&) { return torch::kFloat32; });
         latents = denoise(torch::kFloat32);
-        computeIn(res, *m.unet, home, placed.unet, placed.channelsLast);
+        computeAll([](const SdModel& d) { return d.placement.unet; });
     }
     result.memory.denoise = meter.end("denoise");
 
     // --- decode ---
     meter.begin();
     t0 = Clock::now();
+    // The refiner's own VAE decodes a refined run, as the refiner pipeline does.
+    SdModel& dm = refine ? *refinerSlot.model : m;
     auto decode = [&](torch::ScalarType dtype) {
         // Determinism mode decodes one image at a time whatever the plan says: CPU convolution kernels are
         // chosen per batch size, so a batched decode can differ from a sliced one in the last bit.
         const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
         if (!frugal.vaeOnCpu) {
-            const memory::NetworkUse onDevice(res.of(m.vae.get()));
-            return m.vae->decodeLatents(toNet(latents, dtype), run);
+            const memory::NetworkUse onDevice(res.of(dm.vae.get()));
+            return dm.vae->decodeLatents(toNet(latents, dtype), run);
         }
         // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
-        res.offloads.erase(m.vae.get());  // gives the leaves their stored copies back
-        res.ledger.remove(m.vae.get());
-        placeNetwork(*m.vae, torch::kCPU, torch::kFloat32, false);
-        auto rgb = m.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
-        placeNetwork(*m.vae, home, placed.vae, placed.channelsLast);
-        attachOffloads(res, m, plan, device, offload, computeLabel, m.vae.get());
+        res.offloads.erase(dm.vae.get());  // gives the leaves their stored copies back
+        res.ledger.remove(dm.vae.get());
+        placeNetwork(*dm.vae, torch::kCPU, torch::kFloat32, false);
+        auto rgb = dm.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
+        placeNetwork(*dm.vae, home, dm.placement.vae, placed.channelsLast);
+        attachOffloads(res, dm, plan, device, offload, computeLabel, dm.vae.get());
         return rgb;
     };
-    auto rgb = attempt(memory::Stage::Decode, [&] { return decode(placed.vae); }, nothingToApply);
-    if (placed.vae != torch::kFloat32 && !allFinite(rgb)) {
-        result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(placed.vae) +
+    auto rgb = attempt(memory::Stage::Decode, [&] { return decode(dm.placement.vae); }, nothingToApply);
+    if (dm.placement.vae != torch::kFloat32 && !allFinite(rgb)) {
+        result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(dm.placement.vae) +
                                   ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
-        computeIn(res, *m.vae, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *dm.vae, home, torch::kFloat32, placed.channelsLast);
         rgb = decode(torch::kFloat32);
-        computeIn(res, *m.vae, home, placed.vae, placed.channelsLast);
+        computeIn(res, *dm.vae, home, dm.placement.vae, placed.channelsLast);
     }
     result.images = toImages(rgb);
     result.timings.decodeSeconds = secondsSince(t0);

@@ -98,6 +98,7 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& p
     m->schedulerConfig = ck.configs.count("scheduler") ? ck.configs.at("scheduler") : nlohmann::json::object();
     const auto& index = ck.configs.count("model_index") ? ck.configs.at("model_index") : nlohmann::json::object();
     m->forceZerosForEmptyPrompt = index.value("force_zeros_for_empty_prompt", m->isXl());
+    m->requiresAestheticsScore = index.value("requires_aesthetics_score", m->family == io::ModelFamily::SDXLRefiner);
     return m;
 }
 

@@ -37,6 +37,7 @@ struct SdModel {
     std::optional<text::ClipTokenizer> tokenizer, tokenizer2;
     nlohmann::json schedulerConfig;
     bool forceZerosForEmptyPrompt = false;     // SDXL pipelines: empty negative prompt → zero embeddings
+    bool requiresAestheticsScore = false;      // SDXL refiner: time ids end in an aesthetic score, not the target size
     bool isDemo = false;
     Placement placement;                       // as placed (see Placement)
 

@@ -252,6 +252,13 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
         loraHashes += (loraHashes.empty() ? "" : ", ") + name + ": " + l.hash;
     }
     if (!loraHashes.empty()) kv.emplace_back("Lora hashes", loraHashes);
+    if (s.refiner.enabled()) {
+        // A1111's refiner script: the checkpoint's short title ("name [hash]") and the switch fraction. A1111 has
+        // no keys for the aesthetic scores (they are its settings); the sidecar keeps them.
+        const std::string name = defaultModelName(s.refiner.model);
+        kv.emplace_back("Refiner", s.refiner.hash.empty() ? name : name + " [" + s.refiner.hash + "]");
+        kv.emplace_back("Refiner switch at", formatNumber(s.refiner.switchAt));
+    }
     for (auto& unit : a1111ControlNetParameters(s)) kv.push_back(std::move(unit));  // sd-webui-controlnet's units
     for (const auto& [k, v] : o.extra) {
         if (!validKey(k) || k.find('\n') != std::string::npos)
@@ -441,6 +448,30 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
             info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
         }
         found(info, "loras");
+    }
+    if (auto v = take("Refiner")) {
+        // "name [short hash]": a name to look up in the model folders, like Model / Model hash.
+        std::string_view title = trim(*v);
+        std::string hash;
+        if (const auto open = title.rfind(" ["); open != std::string_view::npos && title.back() == ']') {
+            hash = std::string(title.substr(open + 2, title.size() - open - 3));
+            title = trim(title.substr(0, open));
+        }
+        const bool hexHash = hash.size() <= 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
+                                 return std::isxdigit(static_cast<unsigned char>(c));
+                             });
+        std::string name = safeModelName(title);
+        if (name.empty() || !hexHash) {
+            bad("Refiner", *v);
+        } else {
+            info.settings.refiner.model = std::move(name);
+            info.settings.refiner.hash = hash;
+            found(info, "refiner");
+        }
+    }
+    if (auto v = take("Refiner switch at")) {
+        const auto d = parseNumber(*v);
+        if (d && *d > 0 && *d < 1) info.settings.refiner.switchAt = *d; else bad("Refiner switch at", *v);
     }
     readA1111ControlNets(take, info);
     const auto rng = take("RNG");

@@ -22,6 +22,20 @@ void from_json(const nlohmann::json& j, LoraSetting& l) {
     get("from_prompt", l.fromPrompt);
 }
 
+void to_json(nlohmann::json& j, const RefinerSetting& r) {
+    j = {{"model", r.model}, {"switch_at", r.switchAt}, {"aesthetic_score", r.aestheticScore},
+         {"negative_aesthetic_score", r.negativeAestheticScore}, {"hash", r.hash}};
+}
+
+void from_json(const nlohmann::json& j, RefinerSetting& r) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("model", r.model);
+    get("switch_at", r.switchAt);
+    get("aesthetic_score", r.aestheticScore);
+    get("negative_aesthetic_score", r.negativeAestheticScore);
+    get("hash", r.hash);
+}
+
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
@@ -33,6 +47,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     // Only when used, so sidecars of runs without LoRA stay as they were.
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
+    if (s.refiner.enabled()) j["refiner"] = s.refiner;
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
 }
 
@@ -60,6 +75,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("deterministic", s.deterministic);
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
+    get("refiner", s.refiner);
     get("controlnets", s.controlnets);
 }
 
@@ -81,6 +97,8 @@ void validate(const GenerationSettings& s) {
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
     for (const auto& l : s.loras)
         if (l.name.empty()) fail("a LoRA without a name");
+    if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
+        fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
     memory::validate(s.plan);
 }

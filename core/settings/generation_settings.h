@@ -22,6 +22,19 @@ struct LoraSetting {
     bool operator==(const LoraSetting&) const = default;
 };
 
+// The SDXL refiner pass (docs/refiner.md): the base denoises up to `switchAt` of the schedule and hands its
+// latents, without new noise, to the refiner, which runs the rest of the same schedule (diffusers'
+// denoising_end / denoising_start; A1111's "Refiner switch at").
+struct RefinerSetting {
+    std::string model;                    // diffusers folder or single file; "" = no refiner
+    double switchAt = 0.8;                // fraction of the schedule the base runs, in (0, 1)
+    double aestheticScore = 6.0;          // the refiner's time ids carry these instead of the target size
+    double negativeAestheticScore = 2.5;
+    std::string hash;                     // A1111 short hash of the refiner file; filled in by the engine
+    bool enabled() const { return !model.empty(); }
+    bool operator==(const RefinerSetting&) const = default;
+};
+
 struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
     std::string prompt;
@@ -52,12 +65,15 @@ struct GenerationSettings {
     // LoRAs besides the prompt's <lora:…> tags; a result's settings list every LoRA applied, tags included.
     std::vector<LoraSetting> loras;
     std::string loraMode = "merge";  // "merge": into the weights; "side": added beside them (weights untouched)
+    RefinerSetting refiner;
     // ControlNets, applied together (their residuals summed), each with its weight and step range.
     std::vector<ControlNetSetting> controlnets;
 };
 
 void to_json(nlohmann::json& j, const LoraSetting& l);
 void from_json(const nlohmann::json& j, LoraSetting& l);
+void to_json(nlohmann::json& j, const RefinerSetting& r);
+void from_json(const nlohmann::json& j, RefinerSetting& r);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
 // Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
 void from_json(const nlohmann::json& j, GenerationSettings& s);

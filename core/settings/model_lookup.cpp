@@ -81,4 +81,16 @@ std::string resolveRestoredModel(const std::string& name, const std::string& has
     return m.path;
 }
 
+std::string resolveRestoredRefiner(const std::string& recorded, const std::string& hash, const std::vector<std::string>& folders) {
+    std::error_code ec;
+    if (recorded.empty() || std::filesystem::exists(recorded, ec)) return recorded;
+    try {
+        return resolveRestoredModel(std::filesystem::path(recorded).filename().string(), hash, folders);
+    } catch (const std::invalid_argument& e) {
+        std::string why = e.what();
+        if (const auto at = why.find("--model"); at != std::string::npos) why.replace(at, 7, "--refiner");
+        throw std::invalid_argument("the refiner: " + why);
+    }
+}
+
 } // namespace dd::settings

@@ -28,4 +28,9 @@ ModelMatch findModelByHash(const std::vector<std::string>& candidates, const std
 // `folders`. Throws std::invalid_argument with findModelByHash's "needs model ..." message when none matches.
 std::string resolveRestoredModel(const std::string& name, const std::string& hash, const std::vector<std::string>& folders);
 
+// The SDXL refiner of restored settings (docs/refiner.md): `recorded` as is when that file or folder exists (a
+// sidecar from this machine), else its file name looked up by hash / name like the model. Throws
+// std::invalid_argument naming the refiner when none matches.
+std::string resolveRestoredRefiner(const std::string& recorded, const std::string& hash, const std::vector<std::string>& folders);
+
 } // namespace dd::settings

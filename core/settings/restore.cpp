@@ -123,6 +123,8 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.
     std::erase_if(r.settings.loras, [](LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
+    // The refiner likewise: a name (and hash) to look up in the model folders.
+    if (r.settings.refiner.enabled()) r.settings.refiner.model = safeModelName(r.settings.refiner.model);
     // ControlNets likewise: the model and the control image by file name (docs/controlnet.md).
     std::erase_if(r.settings.controlnets, [](ControlNetSetting& c) {
         c.image = safeModelName(c.image);

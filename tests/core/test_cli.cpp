@@ -100,6 +100,35 @@ private slots:
         }
     }
 
+    // --refiner: the PNG's A1111 text names it with its hash and switch; --from finds it again by hash in --models
+    // under another name (docs/refiner.md).
+    void refinerRoundTrip() {
+        QTemporaryDir dir, models;
+        const QString fixtures(DD_FIXTURES_DIR);
+        const QString refiner = models.filePath("my-refiner.safetensors");
+        QVERIFY(QFile::copy(fixtures + "/refiner/tiny-sdxl-refiner-e2e.safetensors", refiner));
+        const QString base = fixtures + "/pipeline/tiny-sdxl-e2e";
+        const Run r = cli({"generate", "--model", base, "--refiner", refiner, "--refiner-switch", "0.7", "--prompt", "a fox",
+                           "--steps", "4", "--size", "64x64", "--sampler", "Euler", "--out", dir.filePath("a.png")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile a(dir.filePath("a.png"));
+        QVERIFY(a.open(QIODevice::ReadOnly));
+        const QByteArray png = a.readAll();
+        const QRegularExpression key("Refiner: my-refiner \\[[0-9a-f]{10}\\], Refiner switch at: 0.7");
+        QVERIFY2(QString::fromLatin1(png).contains(key), "no Refiner key");
+        QVERIFY(QFile::rename(refiner, models.filePath("renamed.safetensors")));
+        const Run again = cli({"generate", "--from", dir.filePath("a.png"), "--model", base, "--models", models.path(),
+                               "--out", dir.filePath("b.png")});
+        QVERIFY2(again.code == 0, qPrintable(again.err));
+        QFile b(dir.filePath("b.png"));
+        QVERIFY(b.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromLatin1(b.readAll()).contains("Refiner: renamed ["));
+        const Run none = cli({"generate", "--model", base, "--refiner", models.filePath("missing.safetensors"), "--prompt", "x",
+                              "--out", dir.path()});
+        QCOMPARE(none.code, 1);
+        QVERIFY2(none.err.contains("missing.safetensors") && none.err.contains("--refiner"), qPrintable(none.err));
+    }
+
     // ControlNet flags: the unit reaches the sidecar and the A1111 text, and --from reproduces the image when the
     // ControlNet is in --controlnet-dir and the control image in the output folder.
     void controlNetFlags() {

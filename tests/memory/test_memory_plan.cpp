@@ -154,6 +154,8 @@ private slots:
             QCOMPARE(p.plan.vaeTiling, r.tiling);
             QVERIFY(!p.plan.vaeSlicing && !p.plan.channelsLast && p.plan.fp8Storage.empty());
             QVERIFY(p.plan.offload == r.offload);
+            // Only the 24 GB row keeps the SDXL refiner beside the base; the lower rows swap them (docs/refiner.md).
+            QCOMPARE(p.plan.swapModels, std::string(r.name) != "24gb");
         }
         const auto& cpu = by.at("cpu");
         QCOMPARE(cpu.plan.device, std::string("cpu"));

@@ -1,12 +1,15 @@
 // The prompt panel: token counts per 75-token chunk, emphasis highlighting, seed controls, size presets.
 #include "ui/promptpanel.h"
 
+#include "ui/dialoghooks.h"
+#include "ui/peakprediction.h"
 #include "ui/tokencounter.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QTextBlock>
@@ -68,6 +71,36 @@ private slots:
         prompt->setPlainText("plain words");
         QCoreApplication::processEvents();
         QVERIFY(prompt->document()->firstBlock().layout()->formats().isEmpty());
+    }
+
+    // The refiner picker and switch field carry RefinerSetting both ways; a new path drops the old hash.
+    void refinerFields() {
+        PromptPanel p;
+        QVERIFY(!p.settings().refiner.enabled());
+        dd::settings::GenerationSettings s;
+        s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.0, 2.5, "7440042bbd"};
+        p.setSettings(s);
+        QCOMPARE(p.findChild<QLineEdit*>("refiner")->text(), QString("/models/sd_xl_refiner_1.0.safetensors"));
+        QVERIFY(p.settings().refiner == s.refiner);
+        p.findChild<QDoubleSpinBox*>("refinerSwitch")->setValue(0.85);
+        p.findChild<QLineEdit*>("refiner")->setText("/models/other.safetensors");
+        QCOMPARE(p.settings().refiner.switchAt, 0.85);
+        QCOMPARE(p.settings().refiner.model, std::string("/models/other.safetensors"));
+        QVERIFY(p.settings().refiner.hash.empty());
+        dd::ui::setNextChosenPath("/models/picked.safetensors");
+        p.findChild<QToolButton*>("chooseRefiner")->click();
+        QCOMPARE(p.settings().refiner.model, std::string("/models/picked.safetensors"));
+        p.findChild<QLineEdit*>("refiner")->clear();
+        QVERIFY(!p.settings().refiner.enabled());
+        // The peak prediction counts the refiner's weights (kept beside the base on the CPU).
+        dd::settings::GenerationSettings run;
+        run.model = DD_FIXTURES_DIR "/pipeline/tiny-sdxl-e2e";
+        run.width = run.height = 64;
+        const auto plain = dd::ui::predictPeak(run, false);
+        run.refiner.model = DD_FIXTURES_DIR "/refiner/tiny-sdxl-refiner-e2e";
+        const auto refined = dd::ui::predictPeak(run, false);
+        QVERIFY(plain.peakBytes > 0);
+        QVERIFY2(refined.peakBytes > plain.peakBytes, qPrintable(QString("%1 vs %2").arg(refined.peakBytes).arg(plain.peakBytes)));
     }
 
     void seedControls() {

@@ -307,6 +307,24 @@ private slots:
         QCOMPARE(w.currentSettings().seed, int64_t(77));
     }
 
+    // A1111's "Refiner: name [hash]": the refiner field gets the file found by hash, the switch its value.
+    void restoreFindsTheRefinerByHash() {
+        QTemporaryDir models;
+        const QString copy = models.filePath("renamed-refiner.safetensors");
+        QVERIFY(QFile::copy(kFixtures + "/refiner/tiny-sdxl-refiner-e2e.safetensors", copy));
+        const QString hash = QString::fromStdString(dd::io::hashModelFile(copy.toStdString()).shortHash);
+        dd::ui::AppPreferences prefs;
+        prefs.modelFolders = {models.path()};
+        prefs.save();
+        MainWindow w({});
+        QTRY_COMPARE(w.modelPicker()->loadedModel(), kDemo);
+        QTemporaryDir dir;
+        QVERIFY(restoreFromParameters(w, dir, QString("a cat\nSteps: 3, Sampler: Euler, CFG scale: 6, Seed: 7, Size: 64x64, "
+                                                      "Refiner: sd_xl_refiner_1.0 [%1], Refiner switch at: 0.7\n").arg(hash).toUtf8()));
+        QTRY_COMPARE_WITH_TIMEOUT(w.currentSettings().refiner.model, copy.toStdString(), 60000);
+        QCOMPARE(w.currentSettings().refiner.switchAt, 0.7);
+    }
+
     void restoreSaysWhichModelIsNeeded() {
         QTemporaryDir models;
         dd::ui::AppPreferences prefs;
