@@ -1,31 +1,72 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, makes the reference fixtures and runs every test through ctest.
 # Exits non-zero on any failure.
+#   ./test.sh             plain build: the whole suite; then (build-fuzz, clang) every fuzz target for
+#                         DD_FUZZ_SECONDS (default 60 s) and the torch-free tests again under ASan + UBSan
+#   ./test.sh --sanitize  the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), then
+#                         the worker / queue threading tests under ThreadSanitizer (build-tsan)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"
 jobs="$(nproc)"
+mode="${1:-plain}"
+case "$mode" in
+  plain | --sanitize) ;;
+  *) echo "usage: ./test.sh [--sanitize]" >&2; exit 2 ;;
+esac
 
 ./scripts/setup.sh
+
+# ctest runs tests side by side: libgomp's default spin-waiting makes two 2-thread tests on 2 cores up to 30×
+# slower (measured: 3 demo steps 19 s spinning, 0.7 s passive).
+export OMP_WAIT_POLICY=PASSIVE
+
+# Sanitizer reports fail the test. Leak checking is off: libtorch, OpenMP and Qt keep process-lifetime
+# singletons that LeakSanitizer reports at exit (docs/reliability.md).
+asan_options="detect_leaks=0:abort_on_error=1:strict_string_checks=1"
+ubsan_options="halt_on_error=1:print_stacktrace=1"
+
+fixtures() {
+  echo "== reference fixtures"
+  # DD_SLOW_FIXTURES=1: also the full-size SD 1.5 UNet reference (about 50 s, 1.7 GB) for the "slow" test.
+  DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
+}
+
+if [ "$mode" = --sanitize ]; then
+  fixtures
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
+  # The project's code is instrumented; libtorch, Qt and OpenCV are not.
+  cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined \
+    -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
+  cmake --build build-asan -j"$jobs"
+  ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1500 -LE slow
+  echo "== ThreadSanitizer: the tests that drive the engine worker and queue threads"
+  cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread \
+    -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
+  cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows
+  # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch.
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
+    ctest --test-dir build-tsan --output-on-failure --timeout 1500 -L threads
+  exit 0
+fi
 
 echo "== build"
 cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON >/dev/null
 cmake --build build -j"$jobs"
 
-echo "== reference fixtures"
-# DD_SLOW_FIXTURES=1: also the full-size SD 1.5 UNet reference (about 50 s, 1.7 GB) for the "slow" test.
-DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
+fixtures
 
 echo "== tests"
-# ctest runs tests side by side: libgomp's default spin-waiting makes two 2-thread tests on 2 cores up to 30×
-# slower (measured: 3 demo steps 19 s spinning, 0.7 s passive).
-export OMP_WAIT_POLICY=PASSIVE
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500
 
-echo "== fuzz (${DD_FUZZ_SECONDS:-60} s per target)"
-[ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DDD_BUILD_GUI=OFF -DDD_BUILD_FUZZ=ON
-cmake -S . -B build-fuzz -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors_header fuzz_shard_index fuzz_a1111_parameters fuzz_generation_info fuzz_prompt_parser fuzz_image_metadata fuzz_comfyui_prompt fuzz_invokeai_metadata fuzz_fooocus_metadata fuzz_job_journal fuzz_file_name_template \
-  fuzz_model_config fuzz_sidecar fuzz_preset fuzz_tokenizer_files
+# build-fuzz is clang with AddressSanitizer + UndefinedBehaviorSanitizer on everything it builds: the libFuzzer
+# targets and, at little extra cost (the torch-free libraries are compiled there anyway), the torch-free tests.
+echo "== fuzz and sanitizers: every parser fuzzed ${DD_FUZZ_SECONDS:-60} s, the torch-free tests under ASan + UBSan"
+[ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake -S . -B build-fuzz -DDD_BUILD_GUI=ON -DDD_BUILD_FUZZ=ON -DDD_SANITIZE=address,undefined \
+  -DDD_FIXTURES_DIR="$root/build/fixtures" -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target dd_fuzzers dd_pure_tests dd_resources
+ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
+  ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 1500 -L pure
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
