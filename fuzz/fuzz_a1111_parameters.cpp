@@ -49,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         a.batchSize != b.batchSize || a.guidanceRescale != b.guidanceRescale)
         __builtin_trap();
     if (a.controlnets != b.controlnets) __builtin_trap();  // sd-webui-controlnet units are a fixed point at once
+    if (a.refiner.model != b.refiner.model || a.refiner.hash != b.refiner.hash || a.refiner.switchAt != b.refiner.switchAt)
+        __builtin_trap();  // "Refiner: name [hash], Refiner switch at: f" reads back as written
     if (back.modelName != info.modelName || back.modelHash != info.modelHash || back.version != info.version ||
         back.unknown != info.unknown)
         __builtin_trap();
