@@ -669,6 +669,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         m.unet->setAttention(attention);
         m.vae->setAttention(attention);
         controls.setAttention(attention);
+        if (refine) {  // the retry reruns the refiner's steps too
+            refinerSlot.model->unet->setAttention(attention);
+            refinerSlot.model->vae->setAttention(attention);
+        }
         env.attention = attentionLabel(attention);
     });
     if (placed.unet != torch::kFloat32 && !allFinite(latents)) {
