@@ -101,8 +101,8 @@ void to_json(nlohmann::json& j, const Preset& p) {
 
 void from_json(const nlohmann::json& j, Preset& p) {
     j.at("name").get_to(p.name);
-    j.at("budget_bytes").get_to(p.budgetBytes);
     auto get = [&](const char* key, auto& field) { settings::readIfPresent(j, key, field); };
+    get("budget_bytes", p.budgetBytes);  // absent stays 0, refused by loadPreset as not positive
     get("family", p.family);
     get("width", p.width);
     get("height", p.height);
@@ -119,6 +119,8 @@ Preset loadPreset(const std::string& path) {
         validate(p.plan);
         if (p.budgetBytes <= 0) throw std::invalid_argument("budget_bytes must be positive");
         return p;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + ": not a valid preset: " + io::jsonReason(e));
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": not a valid preset: " + e.what());
     }

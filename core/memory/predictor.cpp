@@ -1,6 +1,8 @@
 // Peak memory per stage; the formula and where each constant comes from are in docs/memory.md.
 #include "core/memory/predictor.h"
 
+#include "core/nn/config_value.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -339,18 +341,14 @@ Fit fits(const Prediction& prediction, int64_t budgetBytes, const std::vector<Pr
 
 namespace {
 
-template <typename T>
-T value(const nlohmann::json& j, const char* key, T fallback) {
-    const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<T>();
-}
+using nn::configValue;
 
 // A config value that is a number or one number per block.
 std::vector<int64_t> perLevel(const nlohmann::json& j, const char* key, int64_t fallback, size_t n) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::vector<int64_t>(n, fallback);
-    if (it->is_array()) return it->get<std::vector<int64_t>>();
-    return std::vector<int64_t>(n, it->get<int64_t>());
+    if (it->is_array()) return io::jsonAs<std::vector<int64_t>>(*it);
+    return std::vector<int64_t>(n, io::jsonAs<int64_t>(*it));
 }
 
 } // namespace
@@ -359,10 +357,10 @@ ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::jso
                                  const std::vector<nlohmann::json>& textEncoders) {
     ModelShape m;
     auto& u = m.unet;
-    u.inChannels = value<int64_t>(unet, "in_channels", 4);
-    u.blockOutChannels = value(unet, "block_out_channels", std::vector<int64_t>{320, 640, 1280, 1280});
+    u.inChannels = configValue<int64_t>(unet, "in_channels", 4);
+    u.blockOutChannels = configValue(unet, "block_out_channels", std::vector<int64_t>{320, 640, 1280, 1280});
     const size_t n = u.blockOutChannels.size();
-    const auto down = value(unet, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
+    const auto down = configValue(unet, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
                                                                             "CrossAttnDownBlock2D", "DownBlock2D"});
     for (size_t l = 0; l < n; ++l) u.attention.push_back(l < down.size() && down[l].rfind("CrossAttn", 0) == 0);
     u.heads = perLevel(unet, "attention_head_dim", 8, n);
@@ -371,21 +369,21 @@ ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::jso
     u.crossAttentionDim = perLevel(unet, "cross_attention_dim", 768, n).front();
 
     auto& v = m.vae;
-    v.blockOutChannels = value(vae, "block_out_channels", v.blockOutChannels);
-    v.latentChannels = value<int64_t>(vae, "latent_channels", 4);
+    v.blockOutChannels = configValue(vae, "block_out_channels", v.blockOutChannels);
+    v.latentChannels = configValue<int64_t>(vae, "latent_channels", 4);
     const auto size = vae.find("sample_size");
-    v.sampleSize = size != vae.end() && size->is_array() && !size->empty() ? (*size)[0].get<int64_t>()
-                                                                           : value<int64_t>(vae, "sample_size", 512);
-    v.forceUpcast = value(vae, "force_upcast", true);
-    v.midAttention = value(vae, "mid_block_add_attention", true);
+    v.sampleSize = size != vae.end() && size->is_array() && !size->empty() ? io::jsonAs<int64_t>((*size)[0])
+                                                                           : configValue<int64_t>(vae, "sample_size", 512);
+    v.forceUpcast = configValue(vae, "force_upcast", true);
+    v.midAttention = configValue(vae, "mid_block_add_attention", true);
 
     for (const auto& te : textEncoders) {
         const auto& t = te.contains("text_config") ? te.at("text_config") : te;
         TextEncoderShape s;
-        s.hiddenSize = value<int64_t>(t, "hidden_size", 512);
-        s.intermediateSize = value<int64_t>(t, "intermediate_size", 2048);
-        s.heads = value<int64_t>(t, "num_attention_heads", 8);
-        s.tokens = value<int64_t>(t, "max_position_embeddings", 77);
+        s.hiddenSize = configValue<int64_t>(t, "hidden_size", 512);
+        s.intermediateSize = configValue<int64_t>(t, "intermediate_size", 2048);
+        s.heads = configValue<int64_t>(t, "num_attention_heads", 8);
+        s.tokens = configValue<int64_t>(t, "max_position_embeddings", 77);
         m.textEncoders.push_back(s);
     }
     return m;

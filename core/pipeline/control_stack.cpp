@@ -5,6 +5,7 @@
 
 #include "core/io/controlnet_file.h"
 #include "core/io/model_error.h"
+#include "core/nn/config_value.h"
 #include "core/nn/load_weights.h"
 #include "core/pipeline/sd_model.h"
 
@@ -45,7 +46,7 @@ void checkFits(const nn::ControlNetConfig& c, const SdModel& m, const std::strin
 // An original ControlNet file does not store its heads or SDXL's time-id width; it is a copy of its UNet's
 // encoder, so the UNet's values are the right ones (when the levels agree; checkFits refuses the rest).
 void adoptUnetValues(nlohmann::json& config, const nn::UNetConfig& u) {
-    if (config.value("block_out_channels", std::vector<int64_t>{}) != u.blockOutChannels) return;
+    if (nn::configValue(config, "block_out_channels", std::vector<int64_t>{}) != u.blockOutChannels) return;
     config["attention_head_dim"] = u.heads;
     if (config.contains("addition_embed_type")) config["addition_time_embed_dim"] = u.additionTimeEmbedDim;
 }

@@ -3,6 +3,7 @@
 #include "core/pipeline/refiner.h"
 
 #include "core/io/model_hash.h"
+#include "core/nn/config_value.h"
 #include "core/sched/scheduler.h"
 
 #include <nlohmann/json.hpp>
@@ -60,7 +61,7 @@ std::vector<const torch::nn::Module*> networksOf(const SdModel& m) {
 } // namespace
 
 int64_t numTrainTimesteps(const nlohmann::json& schedulerConfig) {
-    return schedulerConfig.is_object() ? schedulerConfig.value("num_train_timesteps", int64_t(1000)) : 1000;
+    return schedulerConfig.is_object() ? nn::configValue<int64_t>(schedulerConfig, "num_train_timesteps", 1000) : 1000;
 }
 
 int64_t baseEndIndex(const sched::Scheduler& base, int64_t numTrain, double switchAt) {

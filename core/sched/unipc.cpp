@@ -3,6 +3,7 @@
 // (UniP predictor), multistep_uni_c_bh_update (UniC corrector, applied to the current sample with the new
 // model output — no extra UNet call), step. bh1 and bh2; disable_corrector; no solver_p.
 #include "core/sched/schedulers.h"
+#include "core/io/json_value.h"
 
 #include <torch/torch.h>
 
@@ -36,7 +37,7 @@ public:
             if (m_cfg.flag(k, false))
                 throw std::invalid_argument(std::string("UniPCMultistepScheduler: ") + k + " is not supported");
         if (m_cfg.has("disable_corrector"))
-            for (const auto& v : config.at("disable_corrector")) m_disableCorrector.push_back(v.get<int64_t>());
+            for (const auto& v : config.at("disable_corrector")) m_disableCorrector.push_back(io::jsonAs<int64_t>(v));
     }
 
     std::string className() const override { return "UniPCMultistepScheduler"; }

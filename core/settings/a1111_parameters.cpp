@@ -460,7 +460,8 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         const bool hexHash = hash.size() <= 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
                                  return std::isxdigit(static_cast<unsigned char>(c));
                              });
-        std::string name = safeModelName(title);
+        // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
+        std::string name = defaultModelName(safeModelName(title));
         if (name.empty() || !hexHash) {
             bad("Refiner", *v);
         } else {
@@ -470,8 +471,10 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         }
     }
     if (auto v = take("Refiner switch at")) {
+        // Without a refiner the fraction means nothing (and would not be written back): it is ignored.
         const auto d = parseNumber(*v);
-        if (d && *d > 0 && *d < 1) info.settings.refiner.switchAt = *d; else bad("Refiner switch at", *v);
+        if (d && *d > 0 && *d < 1 && info.settings.refiner.enabled()) info.settings.refiner.switchAt = *d;
+        else bad("Refiner switch at", *v);
     }
     readA1111ControlNets(take, info);
     const auto rng = take("RNG");

@@ -1,5 +1,6 @@
 #include "core/settings/sidecar.h"
 
+#include "core/io/json_value.h"
 #include "core/settings/generation_info_detail.h"
 
 #include <nlohmann/json.hpp>
@@ -17,7 +18,9 @@ void get(const nlohmann::json& j, const char* key, T& field, const std::string& 
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return;
     try {
-        it->get_to(field);
+        io::readJsonInto(*it, field);
+    } catch (const nlohmann::json::out_of_range&) {
+        fail(path + key + " = " + it->dump().substr(0, 40) + " is out of range");
     } catch (const nlohmann::json::exception&) {
         fail(path + key + " has the wrong type (" + it->type_name() + ")");
     }
@@ -42,26 +45,6 @@ int schemaVersion(const nlohmann::json& j) {
     return std::stoi(v);
 }
 
-// nlohmann converts a JSON float to an integer with a plain cast, undefined past the integer's range.
-void checkIntegerRanges(const nlohmann::json& settings, const nlohmann::json& j) {
-    auto check = [](const nlohmann::json& v, double lo, double hi, const std::string& what) {
-        if (v.is_number_float() && !(v.get<double>() >= lo && v.get<double>() < hi)) fail(what + " is out of range");
-    };
-    for (const char* k : {"steps", "width", "height", "batch_size", "clip_skip"})
-        if (const auto it = settings.find(k); it != settings.end()) check(*it, -2147483648.0, 2147483648.0, std::string("settings.") + k);
-    if (const auto it = settings.find("seed"); it != settings.end()) check(*it, -9.2e18, 9.2e18, "settings.seed");
-    if (const auto plan = settings.find("memory_plan"); plan != settings.end() && plan->is_object())
-        for (const char* k : {"attention_slice_size", "query_chunk_size", "group_blocks", "vae_tile_size", "threads"})
-            if (const auto it = plan->find(k); it != plan->end())
-                check(*it, -2147483648.0, 2147483648.0, std::string("settings.memory_plan.") + k);
-    if (const auto it = j.find("seeds"); it != j.end() && it->is_array())
-        for (const auto& v : *it) check(v, -9.2e18, 9.2e18, "seeds");
-}
-
-} // namespace
-
-namespace {
-
 ordered_json stagePeak(const pipeline::StagePeak& p) { return {{"host_bytes", p.host}, {"device_bytes", p.device}}; }
 
 void readStagePeak(const nlohmann::json& m, const char* key, pipeline::StagePeak& p) {
@@ -69,9 +52,6 @@ void readStagePeak(const nlohmann::json& m, const char* key, pipeline::StagePeak
     if (it == m.end() || it->is_null()) return;
     if (!it->is_object()) fail(std::string("memory.") + key + " must be an object");
     const std::string path = std::string("memory.") + key + ".";
-    for (const char* k : {"host_bytes", "device_bytes"})
-        if (const auto v = it->find(k); v != it->end() && v->is_number_float() && !(v->get<double>() >= 0 && v->get<double>() < 9.2e18))
-            fail(path + k + " is out of range");
     get(*it, "host_bytes", p.host, path);
     get(*it, "device_bytes", p.device, path);
 }
@@ -159,9 +139,10 @@ Sidecar readSidecar(std::string_view text) {
     }
     if (const auto st = j.find("settings"); st != j.end()) {
         if (!st->is_object()) fail("settings must be an object");
-        checkIntegerRanges(*st, j);
         try {
             st->get_to(s.settings);
+        } catch (const nlohmann::json::out_of_range& e) {  // a whole number past its field's range
+            fail("settings: " + io::jsonReason(e));
         } catch (const std::exception& e) {  // nlohmann type errors, unknown enum names in memory_plan
             fail(std::string("settings has a field of the wrong type (") + e.what() + ")");
         }

@@ -158,6 +158,15 @@ private slots:
 
         info = parseA1111Parameters("");
         QCOMPARE(info.settings.prompt, std::string());
+
+        // Found by fuzz_a1111_parameters: both read back differently from what they would write.
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl_refiner.safetensors [7440042bbd], Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl_refiner"));  // A1111's short title has no extension
+        QCOMPARE(info.settings.refiner.switchAt, 0.5);
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner switch at: 0.3");
+        QVERIFY(!info.settings.refiner.enabled());
+        QCOMPARE(info.settings.refiner.switchAt, RefinerSetting().switchAt);
+        QVERIFY(anyWarningContains(info, "Refiner switch at: 0.3"));
     }
 
     void rejectsUntrustedText() {

@@ -36,7 +36,9 @@ private slots:
                                 json{{"block_out_channels", {32, 48}}, {"norm_num_groups", 32}},
                                 json{{"block_out_channels", {32, -64}}, {"norm_num_groups", 32}},
                                 json{{"block_out_channels", {32}}, {"norm_num_groups", 32}, {"layers_per_block", 100000}},
-                                json{{"block_out_channels", {32}}, {"norm_num_groups", 32}, {"latent_channels", 0}}}) {
+                                json{{"block_out_channels", {32}}, {"norm_num_groups", 32}, {"latent_channels", 0}},
+                                json{{"block_out_channels", {32, 6.4e19}}, {"norm_num_groups", 32}},
+                                json{{"block_out_channels", {32}}, {"norm_num_groups", 32}, {"sample_size", {-1e300}}}}) {
             const auto message = refusal([&] { dd::nn::VaeConfig::fromJson(bad); });
             QVERIFY2(message.contains("vae/config.json"), qPrintable(QString::fromStdString(bad.dump()) + " → " + message));
         }
@@ -51,7 +53,9 @@ private slots:
         for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
                  {"norm_num_groups", 0}, {"norm_num_groups", 48}, {"cross_attention_dim", -1},
                  {"layers_per_block", 1000}, {"in_channels", 0}, {"block_out_channels", json::array()},
-                 {"transformer_layers_per_block", {1, -2}}}) {
+                 {"transformer_layers_per_block", {1, -2}},
+                 // Floats past int64 were cast blindly before (UBSan in fuzz_model_config); a fraction is no size.
+                 {"layers_per_block", 8e22}, {"attention_head_dim", {8, 1e300}}, {"cross_attention_dim", 32.5}}) {
             json bad = base;
             bad[key] = value;
             if (key == "block_out_channels") bad["down_block_types"] = bad["up_block_types"] = json::array();

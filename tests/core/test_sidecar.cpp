@@ -144,6 +144,11 @@ private slots:
         expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"memory_plan": {"attention": "magic"}}})", "wrong type");
         expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"memory_plan": {"threads": 1e30}}})", "out of range");
         expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {}, "image_index": -1})", "out of range");
+        // Every whole-number field is range-checked, not only the ones a list once named (fuzz_a1111 found 8e22).
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"width": 4294967808}})", "width: number 4294967808 is out of range");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"memory_plan": {"group_blocks": -1e300}}})", "memory_plan: group_blocks: number -1e+300 is out of range");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {}, "seeds": [1, 1e300]})", "seeds = [1,1e+300] is out of range");
+        expectError(R"({"schema": "diffusiondesk.sidecar/2", "settings": {"steps": 7.5}})", "not a whole number");
         expectError(R"({"schema": "diffusiondesk.sidecar/0", "settings": {}})", "does not exist");
         expectError(R"({"schema": "diffusiondesk.sidecar/one", "settings": {}})", "not a number");
         expectError(R"({"schema": "diffusiondesk.sidecar/1"})", "no \"settings\"");

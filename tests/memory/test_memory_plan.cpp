@@ -111,6 +111,20 @@ private slots:
         QCOMPARE(errors.size(), size_t(2));
     }
 
+    // Numbers past a field's range were cast blindly before (UBSan stopped fuzz_preset on 8e22): now refused by name.
+    void presetNumbersOutOfRangeAreRefused() {
+        QTemporaryDir numbers;
+        const std::string huge = numbers.filePath("huge.json").toStdString();
+        std::ofstream(huge) << R"({"name": "x", "budget_bytes": 5, "width": 8e22})";
+        QVERIFY2(contains(errorOf([&] { loadPreset(huge); }), "width: number 8e+22 is out of range"), errorOf([&] { loadPreset(huge); }).c_str());
+        const std::string wraps = numbers.filePath("wraps.json").toStdString();
+        std::ofstream(wraps) << R"({"name": "x", "budget_bytes": 5, "plan": {"threads": 4294967298}})";
+        QVERIFY(contains(errorOf([&] { loadPreset(wraps); }), "plan: threads: number 4294967298 is out of range"));
+        const std::string half = numbers.filePath("half.json").toStdString();
+        std::ofstream(half) << R"({"name": "x", "budget_bytes": 5.5})";
+        QVERIFY(contains(errorOf([&] { loadPreset(half); }), "budget_bytes: number 5.5 is not a whole number"));
+    }
+
     // Each row of the recipe table (seed 000): VRAM, strategy, approx. time at 1024², 30 steps.
     void shippedPresetsAreTheRecipeTable() {
         std::vector<std::string> errors;
