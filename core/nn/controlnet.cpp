@@ -45,37 +45,16 @@ ControlNetModelImpl::ControlNetModelImpl(const ControlNetConfig& c, AttentionOpt
     controlnet_cond_embedding = register_module(
         "controlnet_cond_embedding", ControlNetConditioningEmbedding(c.conditioningChannels, c.embeddingChannels, ch[0]));
 
-    auto blockConfig = [&](size_t i, int64_t layers) {
-        UNetBlockConfig b;
-        b.tembChannels = timeDim;
-        b.layers = layers;
-        b.groups = c.normGroups;
-        b.eps = c.normEps;
-        b.downsamplePadding = c.downsamplePadding;
-        b.attention.heads = c.heads[i];
-        b.attention.crossAttentionDim = c.crossAttentionDim[i];
-        b.attention.useLinearProjection = c.useLinearProjection;
-        b.attention.upcastAttention = c.upcastAttention;
-        b.attention.layers = c.transformerLayers[i];
-        return b;
-    };
     down_blocks = register_module("down_blocks", torch::nn::ModuleList());
     controlnet_down_blocks = register_module("controlnet_down_blocks", torch::nn::ModuleList());
     controlnet_down_blocks->push_back(conv(ch[0], ch[0], 1));
     for (size_t i = 0; i < n; ++i) {
-        auto b = blockConfig(i, c.layersPerBlock[i]);
-        b.inChannels = i == 0 ? ch[0] : ch[i - 1];
-        b.outChannels = ch[i];
-        b.crossAttention = c.downBlockTypes[i] == "CrossAttnDownBlock2D";
-        b.addSampler = i + 1 < n;
+        const auto b = downBlockConfigFor(c, i, timeDim);
         down_blocks->push_back(UNetDownBlock(b));
         for (int64_t k = 0; k < c.layersPerBlock[i] + (b.addSampler ? 1 : 0); ++k)
             controlnet_down_blocks->push_back(conv(ch[i], ch[i], 1));
     }
-    auto mid = blockConfig(n - 1, 1);
-    mid.inChannels = mid.outChannels = ch[n - 1];
-    mid.outputScaleFactor = c.midBlockScaleFactor;
-    mid_block = register_module("mid_block", UNetMidBlock(mid));
+    mid_block = register_module("mid_block", UNetMidBlock(midBlockConfigFor(c, timeDim)));
     controlnet_mid_block = register_module("controlnet_mid_block", conv(ch[n - 1], ch[n - 1], 1));
     setAttention(attention);
 }

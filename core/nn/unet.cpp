@@ -23,41 +23,14 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(const UNetConfig& c, Attentio
     if (c.additionEmbedType == "text_time")
         add_embedding = register_module("add_embedding", TimestepEmbedding(c.projectionClassEmbeddingsInputDim, timeDim));
 
-    auto blockConfig = [&](size_t i, int64_t layers) {
-        UNetBlockConfig b;
-        b.tembChannels = timeDim;
-        b.layers = layers;
-        b.groups = c.normGroups;
-        b.eps = c.normEps;
-        b.downsamplePadding = c.downsamplePadding;
-        b.attention.heads = c.heads[i];
-        b.attention.crossAttentionDim = c.crossAttentionDim[i];
-        b.attention.useLinearProjection = c.useLinearProjection;
-        b.attention.upcastAttention = c.upcastAttention;
-        return b;
-    };
-
     down_blocks = register_module("down_blocks", torch::nn::ModuleList());
-    for (size_t i = 0; i < n; ++i) {
-        auto b = blockConfig(i, c.layersPerBlock[i]);
-        b.inChannels = i == 0 ? ch[0] : ch[i - 1];
-        b.outChannels = ch[i];
-        b.crossAttention = c.downBlockTypes[i] == "CrossAttnDownBlock2D";
-        b.addSampler = i + 1 < n;
-        b.attention.layers = c.transformerLayers[i];
-        down_blocks->push_back(UNetDownBlock(b));
-    }
-
-    auto mid = blockConfig(n - 1, 1);
-    mid.inChannels = mid.outChannels = ch[n - 1];
-    mid.outputScaleFactor = c.midBlockScaleFactor;
-    mid.attention.layers = c.transformerLayers[n - 1];
-    mid_block = register_module("mid_block", UNetMidBlock(mid));
+    for (size_t i = 0; i < n; ++i) down_blocks->push_back(UNetDownBlock(downBlockConfigFor(c, i, timeDim)));
+    mid_block = register_module("mid_block", UNetMidBlock(midBlockConfigFor(c, timeDim)));
 
     up_blocks = register_module("up_blocks", torch::nn::ModuleList());
     for (size_t i = 0; i < n; ++i) {
         const size_t r = n - 1 - i;  // index into the per-down-block lists, reversed
-        auto b = blockConfig(r, c.layersPerBlock[r] + 1);
+        auto b = blockConfigFor(c, r, c.layersPerBlock[r] + 1, timeDim);
         b.prevOutputChannels = i == 0 ? ch[n - 1] : ch[r + 1];
         b.outChannels = ch[r];
         b.inChannels = ch[r == 0 ? 0 : r - 1];

@@ -26,6 +26,44 @@ struct UNetBlockConfig {
     Transformer2DConfig attention;   // inChannels/headDim are filled in per block
 };
 
+// A block's settings from a UNet-shaped config: UNetConfig and ControlNetConfig share these fields, and a
+// ControlNet is a copy of its UNet's encoder, so both build their down and mid blocks from here.
+template <typename Config>
+UNetBlockConfig blockConfigFor(const Config& c, size_t level, int64_t layers, int64_t tembChannels) {
+    UNetBlockConfig b;
+    b.tembChannels = tembChannels;
+    b.layers = layers;
+    b.groups = c.normGroups;
+    b.eps = c.normEps;
+    b.downsamplePadding = c.downsamplePadding;
+    b.attention.heads = c.heads[level];
+    b.attention.crossAttentionDim = c.crossAttentionDim[level];
+    b.attention.useLinearProjection = c.useLinearProjection;
+    b.attention.upcastAttention = c.upcastAttention;
+    b.attention.layers = c.transformerLayers[level];
+    return b;
+}
+
+template <typename Config>
+UNetBlockConfig downBlockConfigFor(const Config& c, size_t i, int64_t tembChannels) {
+    const auto& ch = c.blockOutChannels;
+    UNetBlockConfig b = blockConfigFor(c, i, c.layersPerBlock[i], tembChannels);
+    b.inChannels = i == 0 ? ch[0] : ch[i - 1];
+    b.outChannels = ch[i];
+    b.crossAttention = c.downBlockTypes[i] == "CrossAttnDownBlock2D";
+    b.addSampler = i + 1 < ch.size();
+    return b;
+}
+
+template <typename Config>
+UNetBlockConfig midBlockConfigFor(const Config& c, int64_t tembChannels) {
+    const size_t last = c.blockOutChannels.size() - 1;
+    UNetBlockConfig b = blockConfigFor(c, last, 1, tembChannels);
+    b.inChannels = b.outChannels = c.blockOutChannels[last];
+    b.outputScaleFactor = c.midBlockScaleFactor;
+    return b;
+}
+
 struct UNetDownBlockImpl : torch::nn::Module {
     explicit UNetDownBlockImpl(const UNetBlockConfig& config);
     // Appends every resnet(/attention) output and the downsampler output to `skips`.
