@@ -137,9 +137,8 @@ int main(int argc, char** argv) {
     // last model; anything else is a model to open.
     QString first = args.isEmpty() ? QString() : args.first();
     // First start: the built-in shapes model, so a fresh install makes pictures before any download.
-    const QString shapes = QString::fromStdString(dd::embeddedModelDir().string());
-    if (first.isEmpty() && QSettings().value("lastModel").toString().isEmpty() && !parser.isSet(screenshot) &&
-        QFileInfo::exists(shapes + "/model_index.json"))
+    const QString shapes = QString::fromStdString(dd::installedEmbeddedModel().string());
+    if (first.isEmpty() && QSettings().value("lastModel").toString().isEmpty() && !parser.isSet(screenshot))
         first = shapes;
     static const QStringList kSettingsFiles = {"png", "jpg", "jpeg", "webp", "json", "txt"};
     const bool settingsFile = !first.isEmpty() && kSettingsFiles.contains(QFileInfo(first).suffix().toLower());

@@ -14,4 +14,10 @@ std::filesystem::path resourceDir() {
 
 std::filesystem::path embeddedModelDir() { return resourceDir() / "models" / "shapes"; }
 
+std::filesystem::path installedEmbeddedModel() {
+    const auto dir = embeddedModelDir();
+    std::error_code ec;
+    return std::filesystem::exists(dir / "model_index.json", ec) ? dir : std::filesystem::path();
+}
+
 } // namespace dd

@@ -11,4 +11,7 @@ std::filesystem::path resourceDir();
 // The embedded default model (a diffusers folder trained by tools/train; docs/embedded-model.md).
 std::filesystem::path embeddedModelDir();
 
+// embeddedModelDir() when this install has the model in it, else empty (a build without the trained weights).
+std::filesystem::path installedEmbeddedModel();
+
 } // namespace dd

@@ -19,10 +19,7 @@ constexpr int kMaxRecent = 8;
 const QString kDemo = QString::fromLatin1(pipeline::kDemoModel);
 
 // The shipped shapes model, when this install has it.
-QString embeddedModel() {
-    const auto dir = embeddedModelDir();
-    return std::filesystem::exists(dir / "model_index.json") ? QString::fromStdString(dir.string()) : QString();
-}
+QString embeddedModel() { return QString::fromStdString(installedEmbeddedModel().string()); }
 
 QString labelFor(const QString& path) {
     if (path == kDemo) return QObject::tr("Built-in demo (tiny, random weights)");
