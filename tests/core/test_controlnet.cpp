@@ -14,6 +14,8 @@
 #include "core/settings/generation_settings.h"
 #include "imaging/control_preprocess.h"
 
+#include "tests/common/pipeline_case.h"
+
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -25,19 +27,14 @@
 #include <QtTest>
 
 using namespace dd;
+using dd::test::caseSettings;
+using dd::test::LastLatents;
+using dd::test::maxAbs;
 
 namespace {
 
 const QString kDir = QString(DD_FIXTURES_DIR) + "/controlnet";
 const QString kModels = QString(DD_FIXTURES_DIR) + "/pipeline";
-
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
-struct LastLatents : pipeline::Observer {
-    torch::Tensor latents;
-    void onStep(int, int, const pipeline::Image&) override {}
-    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
-};
 
 pipeline::Image imageOf(const torch::Tensor& hwc) {
     pipeline::Image img;
@@ -58,17 +55,7 @@ struct Case {
 Case loadCase(const QJsonObject& c, int index) {
     Case k;
     auto& s = k.settings;
-    s.model = (kModels + "/" + c["model"].toString()).toStdString();
-    s.prompt = c["prompt"].toString().toStdString();
-    s.negativePrompt = c["negative"].toString().toStdString();
-    s.seed = c["seed"].toInt();
-    s.steps = c["steps"].toInt();
-    s.cfgScale = c["cfg"].toDouble();
-    s.sampler = c["sampler"].toString().toStdString();
-    s.width = c["width"].toInt();
-    s.height = c["height"].toInt();
-    s.batchSize = c["batch"].toInt();
-    s.promptSyntax = "reference";
+    s = caseSettings(c, (kModels + "/" + c["model"].toString()).toStdString());
     const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
     const auto nets = c["controlnets"].toArray();
     for (int i = 0; i < nets.size(); ++i) {

@@ -14,6 +14,8 @@
 #include "core/settings/a1111_parameters.h"
 #include "core/text/prompt_parser.h"
 
+#include "tests/common/pipeline_case.h"
+
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -25,19 +27,13 @@
 #include <QtTest>
 
 using namespace dd;
+using dd::test::LastLatents;
+using dd::test::maxAbs;
 
 namespace {
 
 const QString kDir = QString(DD_FIXTURES_DIR) + "/lora";
 const QString kModels = QString(DD_FIXTURES_DIR) + "/pipeline";
-
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
-struct LastLatents : pipeline::Observer {
-    torch::Tensor latents;
-    void onStep(int, int, const pipeline::Image&) override {}
-    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
-};
 
 // Every parameter and buffer, copied, to check that unmerging gives the same bits back.
 std::map<std::string, torch::Tensor> snapshot(const pipeline::SdModel& m) {
@@ -61,15 +57,9 @@ bool sameBits(const std::map<std::string, torch::Tensor>& a, const std::map<std:
 }
 
 settings::GenerationSettings caseSettings(const QJsonObject& c) {
-    settings::GenerationSettings s;
-    s.model = (kModels + "/" + c["model"].toString()).toStdString();
+    settings::GenerationSettings s = test::caseSettings(c, (kModels + "/" + c["model"].toString()).toStdString());
     s.prompt = c["prompt"].toString().replace("NAME", c["lora"].toString()).toStdString();
-    s.seed = c["seed"].toInt();
-    s.steps = c["steps"].toInt();
-    s.cfgScale = c["cfg"].toDouble();
-    s.sampler = c["sampler"].toString().toStdString();
     s.width = s.height = 64;
-    s.promptSyntax = "reference";
     return s;
 }
 

@@ -3,6 +3,7 @@
 // (fixtures: tests/parity/fixtures_pipeline.py).
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
+#include "tests/common/pipeline_case.h"
 
 #include <torch/torch.h>
 
@@ -13,17 +14,12 @@
 #include <QtTest>
 
 using namespace dd;
+using dd::test::LastLatents;
 
 namespace {
 
 const QString kDir = QString(DD_FIXTURES_DIR) + "/pipeline";
 
-struct LastLatents : pipeline::Observer {
-    torch::Tensor latents;
-    int steps = 0;
-    void onStep(int, int, const pipeline::Image&) override { ++steps; }
-    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
-};
 
 } // namespace
 
@@ -46,19 +42,7 @@ private slots:
     void matchesDiffusers() {
         QFETCH(int, index);
         const QJsonObject c = m_cases.at(index).toObject();
-        settings::GenerationSettings s;
-        s.model = (kDir + "/" + c["model"].toString()).toStdString();
-        s.prompt = c["prompt"].toString().toStdString();
-        s.negativePrompt = c["negative"].toString().toStdString();
-        s.seed = c["seed"].toInt();
-        s.steps = c["steps"].toInt();
-        s.cfgScale = c["cfg"].toDouble();
-        s.guidanceRescale = c["rescale"].toDouble(0.0);
-        s.sampler = c["sampler"].toString().toStdString();
-        s.width = c["width"].toInt();
-        s.height = c["height"].toInt();
-        s.batchSize = c["batch"].toInt();
-        s.promptSyntax = "reference";  // diffusers truncates at 77 tokens and has no weighting
+        settings::GenerationSettings s = test::caseSettings(c, (kDir + "/" + c["model"].toString()).toStdString());
         std::optional<pipeline::Image> init;
         if (c["img2img"].toBool()) {
             s.initImage = "init.safetensors";

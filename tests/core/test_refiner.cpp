@@ -9,6 +9,8 @@
 #include "core/sched/scheduler.h"
 #include "core/settings/a1111_parameters.h"
 
+#include "tests/common/pipeline_case.h"
+
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -21,6 +23,7 @@
 #include <fstream>
 
 using namespace dd;
+using dd::test::maxAbs;
 
 namespace {
 
@@ -41,26 +44,13 @@ nlohmann::json readJson(const QString& path) {
 }
 
 settings::GenerationSettings settingsOf(const QJsonObject& c) {
-    settings::GenerationSettings s;
-    s.model = kBase.toStdString();
-    s.prompt = c["prompt"].toString().toStdString();
-    s.negativePrompt = c["negative"].toString().toStdString();
-    s.seed = c["seed"].toInt();
-    s.steps = c["steps"].toInt();
-    s.cfgScale = c["cfg"].toDouble();
-    s.sampler = c["sampler"].toString().toStdString();
-    s.width = c["width"].toInt();
-    s.height = c["height"].toInt();
-    s.batchSize = c["batch"].toInt();
-    s.promptSyntax = "reference";  // diffusers truncates at 77 tokens and has no weighting
+    settings::GenerationSettings s = test::caseSettings(c, kBase.toStdString());
     s.refiner.model = kRefiner.toStdString();
     s.refiner.switchAt = c["switch"].toDouble();
     s.refiner.aestheticScore = c["aesthetic"].toDouble();
     s.refiner.negativeAestheticScore = c["negative_aesthetic"].toDouble();
     return s;
 }
-
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 } // namespace
 

@@ -1,0 +1,43 @@
+#pragma once
+// What the pipeline parity tests share: a fixture case's settings as the reference script ran them
+// (tests/parity/fixtures_*.py write the same keys), the latents a run ended with, and the largest difference.
+#include "core/pipeline/generation.h"
+#include "core/settings/generation_settings.h"
+
+#include <torch/torch.h>
+
+#include <QJsonObject>
+
+#include <string>
+
+namespace dd::test {
+
+inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+struct LastLatents : pipeline::Observer {
+    torch::Tensor latents;
+    int steps = 0;
+    void onStep(int, int, const pipeline::Image&) override { ++steps; }
+    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
+};
+
+// Keys a case may leave out keep the defaults; "reference" prompt syntax because diffusers truncates at 77
+// tokens and has no weighting.
+inline settings::GenerationSettings caseSettings(const QJsonObject& c, const std::string& model) {
+    settings::GenerationSettings s;
+    s.model = model;
+    s.prompt = c["prompt"].toString().toStdString();
+    s.negativePrompt = c["negative"].toString().toStdString();
+    s.seed = c["seed"].toInt();
+    s.steps = c["steps"].toInt();
+    s.cfgScale = c["cfg"].toDouble();
+    s.guidanceRescale = c["rescale"].toDouble(0.0);
+    s.sampler = c["sampler"].toString().toStdString();
+    s.width = c["width"].toInt(s.width);
+    s.height = c["height"].toInt(s.height);
+    s.batchSize = c["batch"].toInt(1);
+    s.promptSyntax = "reference";
+    return s;
+}
+
+} // namespace dd::test
