@@ -1,7 +1,9 @@
 // dd_shapes_grid: renders the prompt-following cases through the Engine into one labelled PNG grid
 // (docs/screenshots/embedded_grid.png) and prints what the OpenCV analysis reads in each picture.
 //
-//   build/bin/dd_shapes_grid resources/models/shapes docs/screenshots/embedded_grid.png [count]
+//   build/bin/dd_shapes_grid resources/models/shapes docs/screenshots/embedded_grid.png [count [sampler steps cfg]]
+//
+// Without the last three it uses the app's defaults for the model (GenerationSettings' own).
 #include "core/pipeline/engine.h"
 #include "tools/train/shapes_analysis.h"
 #include "tools/train/shapes_prompts.h"
@@ -9,19 +11,21 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace dd;
 
 int main(int argc, char** argv) try {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: dd_shapes_grid MODEL_DIR OUT.png [count]\n");
+        std::fprintf(stderr, "usage: dd_shapes_grid MODEL_DIR OUT.png [count [sampler steps cfg]]\n");
         return 2;
     }
     const auto cases = shapes::promptCases();
     const int count = argc > 3 ? std::min(std::atoi(argv[3]), int(cases.size())) : 24;
-    constexpr int kCols = 6, kCell = shapes::kImageSize, kLabel = 34;
+    constexpr int kCols = 6, kCell = shapes::kImageSize, kLabel = 44;
     const int rows = (count + kCols - 1) / kCols;
     cv::Mat grid(rows * (kCell + kLabel), kCols * kCell, CV_8UC3, cv::Scalar(255, 255, 255));
     pipeline::Engine engine;
@@ -33,6 +37,11 @@ int main(int argc, char** argv) try {
         s.prompt = cases[i].prompt;
         s.seed = cases[i].seed;
         s.width = s.height = kCell;
+        if (argc > 6) {
+            s.sampler = argv[4];
+            s.steps = std::atoi(argv[5]);
+            s.cfgScale = std::atof(argv[6]);
+        }
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = engine.generate(s, cancel, nullptr);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -46,15 +55,22 @@ int main(int argc, char** argv) try {
         cv::Mat bgr;
         cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
         bgr.copyTo(grid(cv::Rect(x, y, kCell, kCell)));
-        // The prompt in two short lines under the picture (without the leading "a ").
-        std::string text = s.prompt.substr(2);
+        // The prompt under the picture (without the leading "a "), one line per part so it fits 128 px:
+        // "small red circle" / "in the center" / "on a gray background".
+        const std::string text = s.prompt.substr(2);
         const auto in = text.find(" in the "), on = text.find(" on a ");
-        const auto cut = in != std::string::npos ? in : on;
-        const std::string l1 = text.substr(0, cut), l2 = cut == std::string::npos ? "" : text.substr(cut + 1);
-        cv::putText(grid, l1, {x + 3, y + kCell + 13}, cv::FONT_HERSHEY_PLAIN, 0.8, {0, 0, 0}, 1, cv::LINE_AA);
-        cv::putText(grid, l2, {x + 3, y + kCell + 28}, cv::FONT_HERSHEY_PLAIN, 0.75, {80, 80, 80}, 1, cv::LINE_AA);
+        const auto shapeEnd = std::min(in, on);
+        const std::string lines[] = {text.substr(0, shapeEnd),
+                                     in == std::string::npos ? "" : text.substr(in + 1, on == std::string::npos ? std::string::npos : on - in - 1),
+                                     on == std::string::npos ? "" : text.substr(on + 1)};
+        for (int l = 0; l < 3; ++l)
+            cv::putText(grid, lines[l], {x + 3, y + kCell + 12 + 13 * l}, cv::FONT_HERSHEY_PLAIN, l == 0 ? 0.72 : 0.62,
+                        l == 0 ? cv::Scalar(0, 0, 0) : cv::Scalar(80, 80, 80), 1, cv::LINE_AA);
     }
-    std::printf("prompt following: %d / %d\n", right, count);
+    settings::GenerationSettings used;
+    if (argc > 6) used.sampler = argv[4], used.steps = std::atoi(argv[5]), used.cfgScale = std::atof(argv[6]);
+    std::printf("prompt following: %d / %d (%s, %d steps, CFG %g)\n", right, count, used.sampler.c_str(), used.steps,
+                used.cfgScale);
     if (!cv::imwrite(argv[2], grid)) throw std::runtime_error(std::string(argv[2]) + ": cannot write the PNG");
     return 0;
 } catch (const std::exception& e) {
