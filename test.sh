@@ -46,7 +46,7 @@ if [ "$mode" = --sanitize ]; then
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows
   # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch.
-  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:history_size=7:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure --timeout 1500 -L threads
   exit 0
 fi

@@ -201,8 +201,9 @@ EngineThread::EngineThread(QObject* parent) : QObject(parent), m_worker(new Engi
     // Before any torch work, so torch's thread pool (made by this thread later) inherits the lower priority:
     // the UI thread then gets a core first whenever both want one (test_mainwindow's latency check).
     connect(&m_thread, &QThread::started, m_worker, [] { lowerCurrentThreadPriority(kEngineNiceIncrement); }, Qt::DirectConnection);
-    m_thread.start();
 }
+
+void EngineThread::start() { m_thread.start(); }
 
 EngineThread::~EngineThread() {
     m_worker->cancel();

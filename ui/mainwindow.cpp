@@ -223,6 +223,8 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     });
     connect(m_queueView, &QueueView::removeRequested, this, &MainWindow::removeRequested);
     QMetaObject::invokeMethod(service, &QueueService::open, Qt::QueuedConnection);
+    m_engine->start();  // every connection to the two workers is made: now their threads
+    m_queue->start();
 
     setAcceptDrops(true);
     for (auto key : {Qt::Key_Return, Qt::Key_Enter})

@@ -61,12 +61,13 @@ QueueThread::QueueThread(const QString& journalPath, QObject* parent) : QObject(
     m_thread.setObjectName("queue");
     m_service->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_service, &QObject::deleteLater);
-    m_thread.start();
 }
+
+void QueueThread::start() { m_thread.start(); }
 
 QueueThread::~QueueThread() {
     // Requests already posted (a job's start, done or fail) reach the journal before the thread ends.
-    QMetaObject::invokeMethod(m_service, [] {}, Qt::BlockingQueuedConnection);
+    if (m_thread.isRunning()) QMetaObject::invokeMethod(m_service, [] {}, Qt::BlockingQueuedConnection);
     m_thread.quit();
     m_thread.wait();
 }

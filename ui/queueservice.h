@@ -61,6 +61,7 @@ public:
     QueueThread(const QString& journalPath, QObject* parent = nullptr);
     ~QueueThread() override;
     QueueService* service() const { return m_service; }
+    void start();  // after the owner's connections to service(), as EngineThread::start
 
 private:
     QThread m_thread;

@@ -31,6 +31,8 @@
 #include <QThread>
 #include <QTimer>
 #include <QTemporaryDir>
+#include "tests/ui/main_thread_spy.h"
+
 #include <QtTest>
 
 using dd::ui::MainWindow;
@@ -79,7 +81,7 @@ private slots:
         auto* prompt = w.findChild<QPlainTextEdit*>("prompt");
         prompt->clear();
         QTest::keyClicks(prompt, "a red apple");
-        QSignalSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
+        MainThreadSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
         auto* generate = w.findChild<QPushButton*>("generate");
         QTest::mouseClick(generate, Qt::LeftButton);
         QVERIFY(w.isRunning());  // queued and started
@@ -349,7 +351,7 @@ private slots:
         w.show();
         QTRY_VERIFY(!w.modelPicker()->loading());
         setSmall(w, 10);
-        QSignalSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
+        MainThreadSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
         LatencyProbe probe;
         QElapsedTimer clock;
         clock.start();

@@ -28,6 +28,8 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include "tests/ui/main_thread_spy.h"
+
 #include <QtTest>
 
 using dd::ui::EngineWorker;
@@ -63,7 +65,7 @@ QString stateOf(const MainWindow& w, const QString& id) {
 
 // Runs one generation and counts the engine's model loads ("loaded …" log lines) during it.
 int loadsDuringARun(MainWindow& w) {
-    QSignalSpy log(w.worker(), &EngineWorker::logLine);
+    MainThreadSpy log(w.worker(), &EngineWorker::logLine);
     setSmall(w, 2);
     const int before = w.gallery()->count();
     QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
@@ -107,8 +109,8 @@ private slots:
         MainWindow w({});
         w.show();
         QTRY_COMPARE(w.modelPicker()->loadedModel(), kDemo);
-        QSignalSpy loading(w.worker(), &EngineWorker::modelLoading);
-        QSignalSpy loaded(w.worker(), &EngineWorker::modelLoaded);
+        MainThreadSpy loading(w.worker(), &EngineWorker::modelLoading);
+        MainThreadSpy loaded(w.worker(), &EngineWorker::modelLoaded);
         LatencyProbe probe;  // the window stays responsive while the worker loads
         probe.start();
         w.modelPicker()->choose(kTinySd1);
@@ -141,7 +143,7 @@ private slots:
         const auto hook = connect(worker, &EngineWorker::modelLoading, worker, [worker](const QString&, const QString& part) {
             if (part == "unet") worker->cancel();
         }, Qt::DirectConnection);
-        QSignalSpy failed(worker, &EngineWorker::modelFailed);
+        MainThreadSpy failed(worker, &EngineWorker::modelFailed);
         w.modelPicker()->choose(kTinySd1);
         QVERIFY(failed.wait(60000));
         disconnect(hook);
@@ -162,7 +164,7 @@ private slots:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("this is not a safetensors file");
         f.close();
-        QSignalSpy failed(w.worker(), &EngineWorker::modelFailed);
+        MainThreadSpy failed(w.worker(), &EngineWorker::modelFailed);
         w.modelPicker()->choose(broken);
         QVERIFY(failed.wait(60000));
         QVERIFY2(failed.at(0).at(1).toString().contains(broken), qPrintable(failed.at(0).at(1).toString()));
@@ -179,7 +181,7 @@ private slots:
         w.promptPanel()->setRandomSeed(false);
         w.findChild<QDoubleSpinBox*>("seed")->setValue(42);
         w.worker()->setPreviewBudget(1e-9);  // a budget nothing fits: only the first step previews
-        QSignalSpy progress(w.worker(), &EngineWorker::progress);
+        MainThreadSpy progress(w.worker(), &EngineWorker::progress);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
         const auto stats = w.lastPreviewStats();
@@ -216,7 +218,7 @@ private slots:
         QTRY_VERIFY(w.previewSource().contains("TAESD"));
         setSmall(w, 2);
         w.worker()->setPreviewBudget(1e9);
-        QSignalSpy progress(w.worker(), &EngineWorker::progress);
+        MainThreadSpy progress(w.worker(), &EngineWorker::progress);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
         QCOMPARE(progress.count(), 2);
@@ -253,7 +255,7 @@ private slots:
         QTRY_VERIFY(!first->modelPicker()->loading());
         setSmall(*first, 30);
         first->findChild<QSpinBox*>("batchCount")->setValue(3);
-        QSignalSpy progress(first->worker(), &EngineWorker::progress);
+        MainThreadSpy progress(first->worker(), &EngineWorker::progress);
         QTest::mouseClick(first->findChild<QPushButton*>("generate"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(progress.count() >= 1, 60000);
         QTRY_COMPARE(first->jobs().size(), qsizetype(3));
