@@ -3,12 +3,14 @@
 // cancellation is an atomic flag the engine polls each step (a queued "cancel" would wait behind the run).
 #include "core/pipeline/generation.h"
 #include "ui/modelinfo.h"
+#include "ui/thread_inbox.h"
 
 #include <QImage>
 #include <QObject>
 #include <QThread>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace dd::pipeline {
@@ -37,6 +39,8 @@ public:
     // Any thread: the share of step time live previews may cost (0.05); a large value previews every step.
     void setPreviewBudget(double fraction) { m_previewBudget.store(fraction); }
     double previewBudget() const { return m_previewBudget.load(); }
+    // Any thread: runs `job` on the engine thread, in order with the other posted jobs (ui/thread_inbox.h).
+    void post(std::function<void()> job) { m_inbox->post(std::move(job)); }
 
 public slots:
     void generate(const dd::settings::GenerationSettings& settings);
@@ -74,6 +78,7 @@ signals:
     void refinerNotFound(const QString& message);
 
 private:
+    ThreadInbox* m_inbox = new ThreadInbox(this);
     pipeline::Engine& engine();  // created lazily on the worker thread
     void applyPreviewDecoder();
 

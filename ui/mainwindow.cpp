@@ -136,7 +136,6 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_engine = new EngineThread(this);
     auto* worker = m_engine->worker();
     connect(this, &MainWindow::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
-    connect(this, &MainWindow::loadRequested, worker, &EngineWorker::loadModel, Qt::QueuedConnection);
     connect(this, &MainWindow::previewDecoderRequested, worker, &EngineWorker::setPreviewDecoder, Qt::QueuedConnection);
     connect(this, &MainWindow::locateRequested, worker, &EngineWorker::locateModel, Qt::QueuedConnection);
     connect(this, &MainWindow::memorySampleRequested, worker, &EngineWorker::sampleMemory, Qt::QueuedConnection);
@@ -171,9 +170,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(worker, &EngineWorker::refinerLocated, m_panel, &PromptPanel::setRefinerPath);
     connect(worker, &EngineWorker::refinerNotFound, this, [this](const QString& message) { statusBar()->showMessage(message); });
     connect(worker, &EngineWorker::logLine, this, [this](const QString& line) { statusBar()->showMessage(line, 5000); });
-    connect(m_picker, &ModelPicker::loadRequested, this, [this](const QString& path) {
+    connect(m_picker, &ModelPicker::loadRequested, this, [this, worker](const QString& path) {
         updateButtons();
-        emit loadRequested(path, currentSettings().plan);
+        worker->post([worker, path, plan = currentSettings().plan] { worker->loadModel(path, plan); });
     });
     connect(m_picker, &ModelPicker::cancelRequested, this, [worker] { worker->cancel(); });
     connect(m_picker, &ModelPicker::modelChanged, this, &MainWindow::onModelChanged);
@@ -253,7 +252,12 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     emit memorySampleRequested();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The worker threads end first (each joins its thread, its worker deleted there), so the widgets torn down
+    // next never share a moment with a live worker; children would otherwise go in creation order, widgets first.
+    delete m_engine;
+    delete m_queue;
+}
 
 EngineWorker* MainWindow::worker() const { return m_engine->worker(); }
 

@@ -91,7 +91,6 @@ public slots:
 
 signals:
     void generateRequested(const dd::settings::GenerationSettings& settings);
-    void loadRequested(const QString& path, const dd::memory::MemoryPlan& plan);
     void previewDecoderRequested(bool enabled, const QString& folder);
     void locateRequested(const QString& name, const QString& hash, const QStringList& folders);
     void locateRefinerRequested(const QString& recorded, const QString& hash, const QStringList& folders);

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <mutex>
 
 namespace dd::pipeline {
 namespace {
@@ -117,6 +118,11 @@ std::unique_ptr<SdModel> makeDemoModel(const Placement& place) {
     const nlohmann::json clip = {{"hidden_size", 32}, {"intermediate_size", 37}, {"num_attention_heads", 4},
                                  {"num_hidden_layers", 5}, {"vocab_size", 49408}, {"eos_token_id", 49407},
                                  {"hidden_act", "quick_gelu"}, {"max_position_embeddings", 77}};
+    // The weights come from torch's global generator, seeded here: one demo model at a time, or the UI thread's
+    // (the memory predictor builds one) and the engine thread's would interleave their draws and the demo's
+    // weights would depend on timing (ThreadSanitizer pointed at the shared generator).
+    static std::mutex globalGeneratorUse;
+    std::lock_guard lock(globalGeneratorUse);
     torch::manual_seed(0);
     auto m = std::make_unique<SdModel>();
     m->source = "demo:tiny-sd1";
