@@ -14,4 +14,13 @@ std::filesystem::path embeddedModelDir();
 // embeddedModelDir() when this install has the model in it, else empty (a build without the trained weights).
 std::filesystem::path installedEmbeddedModel();
 
+// What the embedded model works best with: the size it was trained at, and the guidance scale a sweep over the
+// prompt-following cases picked (docs/embedded-model.md: it follows prompts best near CFG 3, not SD's 7). The app
+// switches to these when the model is chosen; the prompt-following test and dd_shapes_grid use them too.
+struct EmbeddedModelSettings {
+    int size = 128;
+    double cfgScale = 3.0;
+};
+inline constexpr EmbeddedModelSettings kEmbeddedModel{};
+
 } // namespace dd

@@ -421,7 +421,8 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
                                   "128 × 128. Open a real model above for everything else."));
         // It knows one size and one world: start it where it works rather than on a 512 × 512 lighthouse.
         settings::GenerationSettings s = m_panel->settings();
-        s.width = s.height = 128;
+        s.width = s.height = kEmbeddedModel.size;
+        if (s.cfgScale == settings::GenerationSettings{}.cfgScale) s.cfgScale = kEmbeddedModel.cfgScale;
         if (s.prompt == kFirstPrompt) s.prompt = "a large red star on a blue background";
         m_panel->setSettings(s);
     }

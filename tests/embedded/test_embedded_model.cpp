@@ -3,6 +3,7 @@
 // pipeline on the same folder and seed (fixtures: tests/parity/fixtures_embedded.py).
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
+#include "core/resources.h"
 #include "tools/train/shapes_prompts.h"
 #include "tools/train/shapes_analysis.h"
 #include "tools/train/shapes_scene.h"
@@ -31,13 +32,14 @@ std::string modelDir() {
     return std::string(DD_SOURCE_DIR) + "/resources/models/shapes";
 }
 
-// The app's defaults, at the model's native size.
+// The app's defaults for this model (Euler a, 20 steps; its own size and guidance scale, dd::kEmbeddedModel).
 settings::GenerationSettings defaults(const std::string& prompt, int64_t seed) {
     settings::GenerationSettings s;
     s.model = modelDir();
     s.prompt = prompt;
     s.seed = seed;
-    s.width = s.height = shapes::kImageSize;
+    s.width = s.height = kEmbeddedModel.size;
+    s.cfgScale = kEmbeddedModel.cfgScale;
     return s;
 }
 

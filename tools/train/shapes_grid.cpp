@@ -3,8 +3,9 @@
 //
 //   build/bin/dd_shapes_grid resources/models/shapes docs/screenshots/embedded_grid.png [count [sampler steps cfg]]
 //
-// Without the last three it uses the app's defaults for the model (GenerationSettings' own).
+// Without the last three it uses the app's defaults for the model (Euler a, 20 steps, dd::kEmbeddedModel's CFG).
 #include "core/pipeline/engine.h"
+#include "core/resources.h"
 #include "tools/train/shapes_analysis.h"
 #include "tools/train/shapes_prompts.h"
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) try {
         s.prompt = cases[i].prompt;
         s.seed = cases[i].seed;
         s.width = s.height = kCell;
+        s.cfgScale = kEmbeddedModel.cfgScale;  // the app's defaults for this model unless the command line says
         if (argc > 6) {
             s.sampler = argv[4];
             s.steps = std::atoi(argv[5]);
@@ -68,6 +70,7 @@ int main(int argc, char** argv) try {
                         l == 0 ? cv::Scalar(0, 0, 0) : cv::Scalar(80, 80, 80), 1, cv::LINE_AA);
     }
     settings::GenerationSettings used;
+    used.cfgScale = kEmbeddedModel.cfgScale;
     if (argc > 6) used.sampler = argv[4], used.steps = std::atoi(argv[5]), used.cfgScale = std::atof(argv[6]);
     std::printf("prompt following: %d / %d (%s, %d steps, CFG %g)\n", right, count, used.sampler.c_str(), used.steps,
                 used.cfgScale);
