@@ -6,6 +6,9 @@
 
 #include <torch/torch.h>
 
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 
 #include <string>
@@ -20,6 +23,14 @@ struct LastLatents : pipeline::Observer {
     void onStep(int, int, const pipeline::Image&) override { ++steps; }
     void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
 };
+
+// The cases a fixtures_*.py script wrote to <dir>/cases.json; false when the fixtures are missing.
+inline bool readCases(const QString& dir, QJsonArray& cases) {
+    QFile f(dir + "/cases.json");
+    if (!f.open(QIODevice::ReadOnly)) return false;
+    cases = QJsonDocument::fromJson(f.readAll()).array();
+    return true;
+}
 
 // Keys a case may leave out keep the defaults; "reference" prompt syntax because diffusers truncates at 77
 // tokens and has no weighting.

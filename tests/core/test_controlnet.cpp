@@ -21,7 +21,6 @@
 
 #include <QFile>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -85,9 +84,7 @@ class TestControlNet : public QObject {
 
 private slots:
     void initTestCase() {
-        QFile f(kDir + "/cases.json");
-        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
-        m_cases = QJsonDocument::fromJson(f.readAll()).array();
+        QVERIFY2(test::readCases(kDir, m_cases), "run tests/parity/make_fixtures.py first");
         QCOMPARE(m_cases.size(), 5);
     }
 

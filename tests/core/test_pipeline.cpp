@@ -7,9 +7,7 @@
 
 #include <torch/torch.h>
 
-#include <QFile>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
@@ -29,9 +27,7 @@ class TestPipeline : public QObject {
 
 private slots:
     void initTestCase() {
-        QFile f(kDir + "/cases.json");
-        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
-        m_cases = QJsonDocument::fromJson(f.readAll()).array();
+        QVERIFY2(test::readCases(kDir, m_cases), "run tests/parity/make_fixtures.py first");
         QVERIFY(m_cases.size() >= 9);
     }
 

@@ -14,9 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <QFile>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
@@ -60,9 +58,7 @@ class TestRefiner : public QObject {
 
 private slots:
     void initTestCase() {
-        QFile f(kDir + "/cases.json");
-        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
-        m_cases = QJsonDocument::fromJson(f.readAll()).array();
+        QVERIFY2(test::readCases(kDir, m_cases), "run tests/parity/make_fixtures.py first");
         QVERIFY(m_cases.size() >= 5);
     }
 

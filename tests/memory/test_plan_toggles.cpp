@@ -4,6 +4,7 @@
 // full-vocabulary CLIP; the SDXL case uses the tiny SDXL pipeline fixture.
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
+#include "tests/common/pipeline_case.h"
 
 #include <torch/torch.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 
 using namespace dd;
+using dd::test::LastLatents;
 using memory::Attention;
 using memory::Precision;
 
@@ -21,12 +23,6 @@ namespace {
 struct Run {
     pipeline::GenerationResult result;
     torch::Tensor latents;  // after the last step
-};
-
-struct LastLatents : pipeline::Observer {
-    torch::Tensor latents;
-    void onStep(int, int, const pipeline::Image&) override {}
-    void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
 };
 
 settings::GenerationSettings base() {
