@@ -119,7 +119,7 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     // No path from metadata survives (readers already reduce names; this is the one place that guarantees it).
     r.settings.model.clear();
     r.settings.initImage = safeModelName(r.settings.initImage);
-    if (r.modelName.rfind("demo:", 0) != 0) r.modelName = safeModelName(r.modelName);
+    r.modelName = safeModelName(r.modelName);  // "demo:tiny-sd1" is a bare name too; "demo:../x" is not
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.
     std::erase_if(r.settings.loras, [](LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });

@@ -148,6 +148,17 @@ private slots:
         QVERIFY(r.settings.model.empty());
         QVERIFY(r.modelName.find('/') == std::string::npos && r.modelName.find("..") == std::string::npos);
         QVERIFY(r.settings.initImage.empty() || r.settings.initImage == "secret.png");
+        // A built-in demo name is no exception (found by fuzz_image_metadata: a sidecar in WebP XMP whose settings
+        // named the model "demo:" followed by a path).
+        const auto sidecarNaming = [](const std::string& model) {
+            return restoreFromBytes("{\"schema\": \"diffusiondesk.sidecar/2\", \"settings\": {\"model\": \"" + model +
+                                    "\", \"prompt\": \"x\"}}", "s.json").modelName;
+        };
+        for (const char* name : {"demo:../../etc/passwd", "demo:a\\\\..\\\\b", "demo:/etc/shadow"}) {
+            const std::string got = sidecarNaming(name);
+            QVERIFY2(got.find_first_of("/\\") == std::string::npos && got.find("..") == std::string::npos, got.c_str());
+        }
+        QCOMPARE(sidecarNaming("demo:tiny-sd1"), std::string("demo:tiny-sd1"));
         QTemporaryDir dir, outside;
         std::ofstream(dir.filePath("in.png").toStdString()) << "x";
         std::ofstream(outside.filePath("secret.png").toStdString()) << "x";
