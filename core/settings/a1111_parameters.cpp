@@ -461,7 +461,9 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
                                  return std::isxdigit(static_cast<unsigned char>(c));
                              });
         // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
-        std::string name = defaultModelName(safeModelName(title));
+        // Trimmed again once the extension is gone: "x .ckpt" is "x", as it is written back.
+        const std::string bare = defaultModelName(safeModelName(title));
+        std::string name(trim(bare));
         if (name.empty() || !hexHash) {
             bad("Refiner", *v);
         } else {

@@ -167,6 +167,8 @@ private slots:
         QVERIFY(!info.settings.refiner.enabled());
         QCOMPARE(info.settings.refiner.switchAt, RefinerSetting().switchAt);
         QVERIFY(anyWarningContains(info, "Refiner switch at: 0.3"));
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl refiner .ckpt, Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl refiner"));  // no space left where the extension was
     }
 
     void rejectsUntrustedText() {
