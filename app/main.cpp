@@ -23,6 +23,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace {
 
@@ -58,23 +59,36 @@ bool loadingScreenshot(dd::ui::MainWindow& window, const QString& model, const Q
     window.modelPicker()->choose(model);
     for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
     QObject::disconnect(hook);
-    window.modelPicker()->choose(before);  // the generation shots stay on the demo model
+    window.modelPicker()->choose(before);  // the generation shots stay on the window's model
     for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
     return ok;
 }
 
-// A fixed scene: the demo model (or `loadModel`), a small size so the run takes seconds on a CPU.
+// A fixed scene on the model the window opened (the built-in shapes model, or the demo at a small size), so the
+// run takes seconds on a CPU; `loadModel` is also shown loading.
 int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& loadModel) {
     QDir().mkpath(dir);
     window.resize(1280, 860);
     window.show();
     auto* panel = window.promptPanel();
+    for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
     dd::settings::GenerationSettings s = panel->settings();
-    s.prompt = "a lighthouse on a cliff at sunset, (oil painting:1.2), [blurry], dramatic sky";
-    s.negativePrompt = "lowres, watermark";
-    s.steps = 8;
-    s.width = s.height = 128;
-    s.seed = 1234;
+    std::error_code ec;
+    const auto shapes = dd::installedEmbeddedModel();
+    if (!shapes.empty() && std::filesystem::equivalent(window.modelPicker()->currentModel().toStdString(), shapes, ec)) {
+        // The built-in model draws what it was trained on, at its own defaults.
+        s.prompt = "a large yellow star in the center on a blue background";
+        s.negativePrompt.clear();
+        s.width = s.height = dd::kEmbeddedModel.size;
+        s.cfgScale = dd::kEmbeddedModel.cfgScale;
+        s.seed = 7;
+    } else {
+        s.prompt = "a lighthouse on a cliff at sunset, (oil painting:1.2), [blurry], dramatic sky";
+        s.negativePrompt = "lowres, watermark";
+        s.steps = 8;
+        s.width = s.height = 128;
+        s.seed = 1234;
+    }
     panel->setSettings(s);
     wait(1500);  // model inspected, a memory sample in, token counts drawn
     bool ok = save(&window, dir, "main-window.png");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the main window, the memory preset dialog, a model load in progress (the tiny fixture model, when
-# build/fixtures has it), the queue and a finished generation (built-in demo model) into docs/screenshots/*.png
+# build/fixtures has it), the queue and a finished generation (the built-in shapes model, or the random-weight demo
+# when the build has none) into docs/screenshots/*.png
 # under a virtual X server, for the README.
 #   scripts/screenshots.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, docs/screenshots)
 # Needs xvfb-run (scripts/setup.sh installs it) and a built diffusiondesk.
@@ -14,7 +15,9 @@ command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run not found; run s
 mkdir -p "$out"
 load=()
 [ -d "$build/fixtures/models/tiny-sd1" ] && load=(--screenshot-load "$build/fixtures/models/tiny-sd1")
+model=demo:tiny-sd1
+[ -f "$build/share/diffusiondesk/models/shapes/model_index.json" ] && model="$build/share/diffusiondesk/models/shapes"
 # Fusion looks the same on every machine; a fixed font DPI keeps the layout stable.
 QT_QPA_PLATFORM=xcb QT_STYLE_OVERRIDE=Fusion QT_FONT_DPI=96 \
-  xvfb-run -a -s "-screen 0 1400x1000x24" "$app" --screenshot "$out" "${load[@]}" demo:tiny-sd1
+  xvfb-run -a -s "-screen 0 1400x1000x24" "$app" --screenshot "$out" "${load[@]}" "$model"
 ls -l "$out"/*.png

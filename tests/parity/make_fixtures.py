@@ -23,6 +23,10 @@ def stamp(scripts):
     h.update(f"slow={os.environ.get('DD_SLOW_FIXTURES', '')}\n".encode())
     for s in scripts:
         h.update(s.name.encode() + s.read_bytes())
+    # The embedded model is an input too (fixtures_embedded.py): retraining it must rebuild its references.
+    for f in sorted((HERE.parents[1] / "resources/models/shapes").rglob("*")):
+        if f.is_file():
+            h.update(str(f.relative_to(HERE.parents[1])).encode() + hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()
 
 
