@@ -140,10 +140,19 @@ std::string loraTag(const LoraSetting& l) {
 std::string defaultModelName(std::string model) {
     while (!model.empty() && (model.back() == '/' || model.back() == '\\')) model.pop_back();
     if (const auto s = model.find_last_of("/\\"); s != std::string::npos) model = model.substr(s + 1);
-    for (const char* ext : {".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".sft", ".gguf"}) {
-        const std::string_view e(ext);
-        if (model.size() > e.size() && model.compare(model.size() - e.size(), e.size(), e) == 0)
-            return model.substr(0, model.size() - e.size());
+    // Every extension and the spaces around it, so that what is written reads back unchanged ("x .pt.ckpt" is
+    // "x", not "x .pt" that would come back as "x").
+    for (bool stripped = true; stripped;) {
+        stripped = false;
+        model = std::string(detail::trim(model));
+        for (const char* ext : {".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".sft", ".gguf"}) {
+            const std::string_view e(ext);
+            if (model.size() > e.size() && model.compare(model.size() - e.size(), e.size(), e) == 0) {
+                model.resize(model.size() - e.size());
+                stripped = true;
+                break;
+            }
+        }
     }
     return model;
 }
@@ -461,9 +470,7 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
                                  return std::isxdigit(static_cast<unsigned char>(c));
                              });
         // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
-        // Trimmed again once the extension is gone: "x .ckpt" is "x", as it is written back.
-        const std::string bare = defaultModelName(safeModelName(title));
-        std::string name(trim(bare));
+        std::string name = defaultModelName(safeModelName(title));
         if (name.empty() || !hexHash) {
             bad("Refiner", *v);
         } else {

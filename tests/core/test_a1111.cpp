@@ -169,6 +169,8 @@ private slots:
         QVERIFY(anyWarningContains(info, "Refiner switch at: 0.3"));
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl refiner .ckpt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl refiner"));  // no space left where the extension was
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl hash.pt .ckpt, Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl hash"));  // every extension, as it would be written
     }
 
     void rejectsUntrustedText() {
