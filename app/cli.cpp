@@ -45,7 +45,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  inspect PATH    family, components, dtypes, parameter counts, file sizes and hash of a model\n"
     "                  (a diffusers folder or a single-file .safetensors checkpoint)\n"
-    "  generate --model M --prompt P --out DIR|FILE.png [options]\n"
+    "  generate [--model M] --prompt P --out DIR|FILE.png [options]\n"
+    "                  without --model: the built-in shapes model (\"a large blue star on a red background\")\n"
     "                  --from IMAGE|SIDECAR|TXT restores settings (later flags override; the model is found by\n"
     "                  hash in --models DIR), --name TEMPLATE (default {date}-{counter:05}-{seed}-{prompt:6}),\n"
     "                  --format png|jpeg|webp, --quality N, --deterministic, --price-per-hour X, --no-sidecar,\n"
@@ -147,7 +148,7 @@ struct GenerateOptions {
     dd::settings::GenerationSettings s;
     std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
-    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true;
+    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, sizeGiven = false, cfgGiven = false;
     int quality = 95;
     double pricePerHour = 0;
     dd::settings::Restored restored;
@@ -245,7 +246,7 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
         else if (flag == "--negative") s.negativePrompt = v;
         else if (flag == "--seed") s.seed = int64_t(toNumber(flag, v));
         else if (flag == "--steps") s.steps = int(toNumber(flag, v));
-        else if (flag == "--cfg") s.cfgScale = toNumber(flag, v);
+        else if (flag == "--cfg") s.cfgScale = toNumber(flag, v), o.cfgGiven = true;
         else if (flag == "--sampler") s.sampler = v, s.scheduleType.clear();
         else if (flag == "--batch") s.batchSize = int(toNumber(flag, v));
         else if (flag == "--clip-skip") s.clipSkip = int(toNumber(flag, v));
@@ -276,6 +277,7 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
             if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
             s.width = int(toNumber(flag, v.substr(0, x)));
             s.height = int(toNumber(flag, v.substr(x + 1)));
+            o.sizeGiven = true;
         } else throw std::invalid_argument("unknown option '" + flag + "'");
     }
     return o;
@@ -320,7 +322,14 @@ int generate(const std::vector<std::string>& args) {
     const std::string folder = toFile ? (fs::path(o.out).parent_path().empty() ? "." : fs::path(o.out).parent_path().string()) : o.out;
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(o, folder);
-    if (s.model.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
+    if (s.model.empty()) {
+        // No model named: the built-in one, at its own size and guidance scale unless given (as the app does).
+        const auto builtin = dd::installedEmbeddedModel();
+        if (builtin.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
+        s.model = builtin.string();
+        if (!o.sizeGiven) s.width = s.height = dd::kEmbeddedModel.size;
+        if (!o.cfgGiven) s.cfgScale = dd::kEmbeddedModel.cfgScale;
+    }
     const auto& names = dd::sched::schedulerNames();
     if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
         std::string list;

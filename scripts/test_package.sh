@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Package test: builds the .deb with cpack, installs it on this machine with apt, runs the installed
-# diffusiondesk-cli (--version, a tiny generation on the built-in demo model) from a clean environment,
+# diffusiondesk-cli (--version, a tiny generation on the demo model and one on the built-in shapes model) from a
+# clean environment,
 # then purges the package and checks that none of its files remain while a user's images and settings do.
 #
 #   scripts/test_package.sh [BUILD_DIR]      default: build (must be configured already)
@@ -56,7 +57,8 @@ trap cleanup EXIT
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' > "$files"
 grep -qx /usr/bin/diffusiondesk-cli "$files" && grep -qx /usr/lib/diffusiondesk/libc10.so "$files" \
   && grep -qx /usr/share/diffusiondesk/clip/bpe_simple_vocab_16e6.txt.gz "$files" \
-  && ok "package holds the CLI, the private libtorch and the resources" || fail "package contents"
+  && grep -qx /usr/share/diffusiondesk/models/shapes/unet/diffusion_pytorch_model.safetensors "$files" \
+  && ok "package holds the CLI, the private libtorch and the resources (with the built-in model)" || fail "package contents"
 if grep -E '^/usr/lib/[^/]+\.so|^/usr/lib/x86_64-linux-gnu/|^/etc/ld\.so\.conf' "$files"; then
   fail "libraries on the system library path"
 else
@@ -102,6 +104,15 @@ if run diffusiondesk-cli generate --model demo:tiny-sd1 --prompt "a lighthouse" 
 else
   fail "generation from the installed paths"
 fi
+# The built-in model from its installed folder, chosen when no --model is given.
+star="$home/Pictures/DiffusionDesk/star.png"
+t=$(now)
+if run diffusiondesk-cli generate --prompt "a large yellow star on a blue background" --seed 7 --out "$star" \
+     && grep -aq "Model: shapes" "$star"; then
+  ok "the built-in model from the installed paths: $star ($(elapsed "$t"))"
+else
+  fail "generation on the built-in model from the installed paths"
+fi
 if command -v desktop-file-validate >/dev/null; then
   desktop-file-validate /usr/share/applications/diffusiondesk.desktop && ok "desktop entry valid" || fail "desktop entry"
 fi
@@ -124,7 +135,8 @@ while read -r f; do [ -e "$f" ] && { echo "left behind: $f" >&2; left=1; }; done
 for d in /usr/lib/diffusiondesk /usr/share/diffusiondesk; do [ -e "$d" ] && { echo "left behind: $d" >&2; left=1; }; done
 dpkg-query -W "$pkg" >/dev/null 2>&1 && dpkg-query -W -f='${Status}\n' "$pkg" | grep -qv "not-installed" && left=1
 [ "$left" = 0 ] && ok "nothing of $pkg remains" || fail "files remain after purge"
-if [ -f "$home/.config/DiffusionDesk/settings.json" ] && [ -f "$home/Pictures/DiffusionDesk/earlier.png" ] && [ -f "$out" ]; then
+if [ -f "$home/.config/DiffusionDesk/settings.json" ] && [ -f "$home/Pictures/DiffusionDesk/earlier.png" ] && [ -f "$out" ] \
+   && [ -f "$star" ]; then
   ok "the user's settings and images survive the purge"
 else
   fail "user files were removed"

@@ -100,6 +100,18 @@ private slots:
         }
     }
 
+    // No --model: the built-in shapes model at its own size and guidance scale, as the app opens on it.
+    void generatesOnTheBuiltInModelByDefault() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("star.png");
+        const Run r = cli({"generate", "--prompt", "a large yellow star", "--steps", "4", "--seed", "3", "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray png = f.readAll();
+        QVERIFY2(png.contains("CFG scale: 3, Seed: 3, Size: 128x128") && png.contains("Model: shapes"), png.constData());
+    }
+
     // --refiner: the PNG's A1111 text names it with its hash and switch; --from finds it again by hash in --models
     // under another name (docs/refiner.md).
     void refinerRoundTrip() {
