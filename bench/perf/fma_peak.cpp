@@ -40,8 +40,12 @@ float chains(long iters) {
     Vec acc[kChains];
     for (int c = 0; c < kChains; ++c) acc[c] = splat(float(c));
     const Vec a = splat(0.999999f), b = splat(1e-7f);
-    for (long i = 0; i < iters; ++i)
+    // Fully unrolled, so the accumulators live in registers: at -O2 without it GCC kept them in memory, and each
+    // FMA waited on a store and a load (45 GFLOP/s per core here against 117 from registers).
+    for (long i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
         for (int c = 0; c < kChains; ++c) acc[c] = fma(acc[c], a, b);
+    }
     float s = 0;
     for (int c = 0; c < kChains; ++c) s += sum(acc[c]);
     return s;  // returned so the loop is not optimised away
