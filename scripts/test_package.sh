@@ -2,7 +2,8 @@
 # Package test: builds the .deb with cpack, installs it on this machine with apt, runs the installed
 # diffusiondesk-cli (--version, a tiny generation on the demo model and one on the built-in shapes model) from a
 # clean environment,
-# then purges the package and checks that none of its files remain while a user's images and settings do.
+# then purges the package and checks that none of its files remain while a user's images and settings do;
+# last, the relocatable tarball (.tar.zst) unpacked elsewhere runs through its launcher.
 #
 #   scripts/test_package.sh [BUILD_DIR]      default: build (must be configured already)
 #
@@ -141,6 +142,24 @@ if [ -f "$home/.config/DiffusionDesk/settings.json" ] && [ -f "$home/Pictures/Di
 else
   fail "user files were removed"
 fi
+
+echo "== relocatable tarball"
+# The same staging as a .tar.zst, unpacked under a path with a space and run through its launcher.
+rm -f "$build/${pkg}-${version}-linux-"*.tar.zst
+t=$(now)
+(cd "$build" && nice -n 15 cpack -G TZST >cpack-tzst.log 2>&1 && rm -rf _CPack_Packages) || { tail -30 "$build/cpack-tzst.log"; exit 1; }
+tarball="$(ls "$build/${pkg}-${version}-linux-"*.tar.zst)"
+echo "cpack: $(elapsed "$t"), $(du -h "$tarball" | cut -f1)"
+unpacked="$(mktemp -d)/moved here"
+mkdir -p "$unpacked" && tar --zstd -xf "$tarball" -C "$unpacked" --strip-components=1
+launcher="$unpacked/diffusiondesk"
+if v="$(run "$launcher" --cli --version 2>&1)" && [[ "$v" == *"$version"* ]]; then ok "tarball: --cli --version: $v"; else fail "tarball --version printed: $v"; fi
+moved="$home/Pictures/DiffusionDesk/moved.png"
+run "$launcher" --cli generate --prompt "a small red circle" --seed 3 --out "$moved" >/dev/null && grep -aq "Model: shapes" "$moved" \
+  && ok "tarball: generation on the built-in model from $unpacked" || fail "tarball generation"
+rc=0; run QT_QPA_PLATFORM=offscreen timeout 10 "$launcher" >"$home/gui-tar.log" 2>&1 || rc=$?
+[ "$rc" = 124 ] && ok "tarball: the GUI starts and runs" || fail "tarball GUI exited with $rc: $(tail -3 "$home/gui-tar.log")"
+rm -rf "$(dirname "$unpacked")" "$tarball"
 
 if [ "$failures" -gt 0 ]; then echo "test_package: $failures failure(s)"; exit 1; fi
 echo "test_package: all checks passed"
