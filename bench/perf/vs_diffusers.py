@@ -5,7 +5,8 @@ Runs A B A B … (A = DiffusionDesk's dd_bench_run, B = diffusers' reference_run
 and prints medians and per-pair ratios (A / B, lower is better) for: model load → first step done (measured
 from process launch, so dynamic loading and imports count on both sides), seconds per UNet step, VAE decode,
 end to end (launch → exit), peak RSS. Also the achieved GFLOP/s of a UNet step against this machine's measured
-fp32 FMA peak (fma_peak), and, with --precision bf16, the image difference to fp32 on each side.
+fp32 FMA peak (fma_peak), and, with --precision bf16, the image difference to fp32 on each side (against
+the images an earlier fp32 run of the same settings left in BUILD/vs_diffusers).
 
     bench/perf/vs_diffusers.py [--model DIR] [--steps 20] [--size 512] [--pairs 3] [--threads N]
                                [--precision fp32|bf16|fp16] [--json FILE] [--smoke]
@@ -67,10 +68,17 @@ def main():
     ours = [str(Path(a.build) / "bin/dd_bench_run"), *common, "--plan", plan]
     theirs = [PY, str(HERE / "reference_run.py"), *common, "--dtype", a.precision]
     rows = {"diffusiondesk": [], "diffusers": []}
+    # Final images, kept per model, size, steps and precision so that a later bf16 run can be compared with the
+    # fp32 one (and a smoke run never overwrites a full run's).
+    images = Path(a.build) / "vs_diffusers"
+    images.mkdir(parents=True, exist_ok=True)
+
+    def image(name, precision):
+        return images / f"{model.name}_{a.size}px_{a.steps}steps_{name}_{precision}.rgb"
+
     for i in range(a.pairs):
         for name, cmd in (("diffusiondesk", ours), ("diffusers", theirs)):
-            raw = f"/tmp/dd_vs_{name}_{a.precision}.rgb"
-            rows[name].append(run(cmd + ["--raw", raw], env))
+            rows[name].append(run(cmd + ["--raw", str(image(name, a.precision))], env))
             print(f"pair {i + 1} {name}: " + ", ".join(f"{m} {fmt(m, rows[name][-1][m])}" for m in METRICS),
                   file=sys.stderr)
     peak = json.loads(subprocess.run([str(Path(a.build) / "bin/fma_peak"), str(a.threads)], capture_output=True,
@@ -98,12 +106,23 @@ def main():
               f"fp32 FMA peak ({peak['gflops']:.0f} GFLOP/s, {peak['threads']} threads)", end="")
     print()
     # Same seed, same weights: the two implementations' images should agree (fp32: to 1/255 or so).
-    a_img = Path(f"/tmp/dd_vs_diffusiondesk_{a.precision}.rgb").read_bytes()
-    b_img = Path(f"/tmp/dd_vs_diffusers_{a.precision}.rgb").read_bytes()
-    if len(a_img) == len(b_img):
-        diff = max(abs(x - y) for x, y in zip(a_img, b_img))
+    def max_diff(p, q):
+        x, y = p.read_bytes(), q.read_bytes()
+        return max(abs(u - v) for u, v in zip(x, y)) if len(x) == len(y) else None
+
+    diff = max_diff(image("diffusiondesk", a.precision), image("diffusers", a.precision))
+    if diff is not None:
         report["max_abs_diff_vs_diffusers"] = diff
         print(f"image max |DiffusionDesk − diffusers| = {diff}/255")
+    if a.precision != "fp32":  # the reduced precision's parity, against an earlier fp32 run of the same settings
+        for name in rows:
+            fp32 = image(name, "fp32")
+            if not fp32.exists():
+                print(f"{name}: no fp32 image of these settings yet (run --precision fp32 first) for the {a.precision} parity")
+                continue
+            d = max_diff(image(name, a.precision), fp32)
+            report[f"{name}_max_abs_diff_vs_fp32"] = d
+            print(f"{name}: image max |{a.precision} − fp32| = {d}/255")
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=1))
 
