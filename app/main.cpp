@@ -23,7 +23,6 @@
 #include <QTimer>
 
 #include <cstdio>
-#include <filesystem>
 
 namespace {
 
@@ -73,14 +72,10 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     auto* panel = window.promptPanel();
     for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
     dd::settings::GenerationSettings s = panel->settings();
-    std::error_code ec;
-    const auto shapes = dd::installedEmbeddedModel();
-    if (!shapes.empty() && std::filesystem::equivalent(window.modelPicker()->currentModel().toStdString(), shapes, ec)) {
-        // The built-in model draws what it was trained on, at its own defaults.
+    if (dd::isEmbeddedModel(window.modelPicker()->currentModel().toStdString())) {
+        // The built-in model draws what it was trained on; its size and CFG the window set when it loaded.
         s.prompt = "a large yellow star in the center on a blue background";
         s.negativePrompt.clear();
-        s.width = s.height = dd::kEmbeddedModel.size;
-        s.cfgScale = dd::kEmbeddedModel.cfgScale;
         s.seed = 7;
     } else {
         s.prompt = "a lighthouse on a cliff at sunset, (oil painting:1.2), [blurry], dramatic sky";

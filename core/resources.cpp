@@ -20,4 +20,9 @@ std::filesystem::path installedEmbeddedModel() {
     return std::filesystem::exists(dir / "model_index.json", ec) ? dir : std::filesystem::path();
 }
 
+bool isEmbeddedModel(const std::filesystem::path& path) {
+    std::error_code ec;  // a path that does not exist (or "demo:tiny-sd1") is simply not it
+    return !path.empty() && std::filesystem::equivalent(path, embeddedModelDir(), ec);
+}
+
 } // namespace dd

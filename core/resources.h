@@ -14,6 +14,10 @@ std::filesystem::path embeddedModelDir();
 // embeddedModelDir() when this install has the model in it, else empty (a build without the trained weights).
 std::filesystem::path installedEmbeddedModel();
 
+// Whether `path` is the embedded model's folder however it is spelled (relative, through a symlink, "x/."): the
+// app gives the model its own defaults and banner by this, not by comparing strings.
+bool isEmbeddedModel(const std::filesystem::path& path);
+
 // What the embedded model works best with: the size it was trained at, and the guidance scale a sweep over the
 // prompt-following cases picked (docs/embedded-model.md: it follows prompts best near CFG 3, not SD's 7). The app
 // switches to these when the model is chosen; the prompt-following test and dd_shapes_grid use them too.

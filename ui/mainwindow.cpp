@@ -409,7 +409,7 @@ void MainWindow::updateButtons() {
 
 void MainWindow::onModelChanged(const ModelInfo& info) {
     const bool demo = info.path == QLatin1String(pipeline::kDemoModel);
-    const bool shapes = info.path == QString::fromStdString(embeddedModelDir().string());
+    const bool shapes = isEmbeddedModel(info.path.toStdString());
     m_panel->setModelFamily(info.family, demo || shapes);
     m_modelBanner->setVisible(demo || shapes);
     if (demo)

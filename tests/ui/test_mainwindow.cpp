@@ -2,6 +2,7 @@
 // Generate, see a preview per step and the final image; cancel; shortcuts; presets reaching the MemoryPlan; the
 // memory gauge; the gallery; and the UI thread's event-loop latency during a run. Dialogs are answered by test
 // hooks, so none can hang a test.
+#include "core/resources.h"
 #include "latencyprobe.h"
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
@@ -152,6 +153,18 @@ private slots:
         QVERIFY2(w.statusBar()->currentMessage().contains("/nonexistent/model.safetensors: no such file or folder"),
                  qPrintable(w.statusBar()->currentMessage()));
         QVERIFY(!w.modelPicker()->recentModels().contains("/nonexistent/model.safetensors"));
+    }
+
+    // The built-in model gets its own size, CFG and banner however its folder is spelled (the screenshot script
+    // opened it by a relative path, and a string comparison missed it).
+    void builtInModelGetsItsDefaultsByAnySpelling() {
+        const QString spelled = QString::fromStdString((dd::embeddedModelDir() / ".." / "shapes").string());
+        MainWindow w(spelled);
+        w.show();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->loading() && w.findChild<QLabel*>("modelBanner")->isVisible(), 30000);
+        QVERIFY(w.findChild<QLabel*>("modelBanner")->text().contains("Built-in shapes model"));
+        QCOMPARE(w.findChild<QSpinBox*>("width")->value(), dd::kEmbeddedModel.size);
+        QCOMPARE(w.findChild<QDoubleSpinBox*>("cfgScale")->value(), dd::kEmbeddedModel.cfgScale);
     }
 
     void presetDialogTogglesReachThePlan() {
