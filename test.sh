@@ -5,14 +5,15 @@
 #                         DD_FUZZ_SECONDS (default 60 s) and the torch-free tests again under ASan + UBSan
 #   ./test.sh --sanitize  the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), then
 #                         the worker / queue threading tests under ThreadSanitizer (build-tsan)
+#   ./test.sh --ci        both of the above, one after the other (what .ci/run runs)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"
 jobs="$(nproc)"
 mode="${1:-plain}"
 case "$mode" in
-  plain | --sanitize) ;;
-  *) echo "usage: ./test.sh [--sanitize]" >&2; exit 2 ;;
+  plain | --sanitize | --ci) ;;
+  *) echo "usage: ./test.sh [--sanitize | --ci]" >&2; exit 2 ;;
 esac
 
 ./scripts/setup.sh
@@ -32,8 +33,7 @@ fixtures() {
   DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
 }
 
-if [ "$mode" = --sanitize ]; then
-  fixtures
+sanitized_suites() {
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
   # The project's code is instrumented; libtorch, Qt and OpenCV are not.
   cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined \
@@ -48,6 +48,11 @@ if [ "$mode" = --sanitize ]; then
   # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch.
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:history_size=7:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure --timeout 1500 -L threads
+}
+
+if [ "$mode" = --sanitize ]; then
+  fixtures
+  sanitized_suites
   exit 0
 fi
 
@@ -70,3 +75,7 @@ cmake --build build-fuzz -j"$jobs" --target dd_fuzzers dd_pure_tests dd_resource
 ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 1500 -L pure
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
+
+if [ "$mode" = --ci ]; then
+  sanitized_suites
+fi
