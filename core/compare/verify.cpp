@@ -42,7 +42,12 @@ VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const pi
         for (size_t i = 0; i < first.images.size(); ++i) expected.push_back({int(i), first.images[i]});
         if (!environment) environment = first.environment;
     }
-    report.rerun = engine.generate(recorded.settings, cancel, observer, initImage);
+    // A determinism-mode run without its own thread count used its machine's default; the rerun pins the
+    // recorded count, so that a machine with another core count can still reproduce it bit for bit.
+    settings::GenerationSettings rerun = recorded.settings;
+    if (rerun.deterministic && rerun.plan.threads <= 0 && environment && environment->threads > 0)
+        rerun.plan.threads = environment->threads;
+    report.rerun = engine.generate(rerun, cancel, observer, initImage);
     report.identical = true;
     for (const auto& e : expected) {
         if (size_t(e.index) >= report.rerun.images.size())

@@ -5,7 +5,13 @@
 
 namespace dd::memory {
 
+int DeterminismGuard::startupThreadCount() {
+    static const int count = at::get_num_threads();  // first asked by the first run's guard, before it sets any
+    return count;
+}
+
 DeterminismGuard::DeterminismGuard(bool deterministic, int threads) {
+    if (deterministic && threads <= 0) threads = startupThreadCount();
     auto& ctx = at::globalContext();
     m_deterministic = ctx.deterministicAlgorithms();
     m_deterministicWarnOnly = ctx.deterministicAlgorithmsWarnOnly();

@@ -7,12 +7,17 @@ namespace dd::memory {
 class DeterminismGuard {
 public:
     // deterministic: the switches above; threads > 0: torch intra-op threads for the run (either mode).
+    // Determinism mode without a count pins the process's start-up count (startupThreadCount), so nothing
+    // that changed torch's count in between changes how the sums are split.
     DeterminismGuard(bool deterministic, int threads);
     ~DeterminismGuard();
     DeterminismGuard(const DeterminismGuard&) = delete;
     DeterminismGuard& operator=(const DeterminismGuard&) = delete;
 
     int threads() const;  // the intra-op thread count in force during the run
+
+    // Torch's intra-op thread count before any run changed it (physical cores, or OMP_NUM_THREADS).
+    static int startupThreadCount();
 
 private:
     bool m_deterministic, m_deterministicWarnOnly, m_benchmarkCudnn, m_deterministicCudnn, m_tf32Cublas, m_tf32Cudnn;

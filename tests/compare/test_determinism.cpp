@@ -6,6 +6,7 @@
 #include "core/compare/verify.h"
 #include "imaging/compare.h"
 
+#include <ATen/Parallel.h>
 #include <QtTest>
 
 #include <cmath>
@@ -106,16 +107,27 @@ private slots:
         QCOMPARE(hashes(sliced), hashes(m_reference));
     }
 
+    // On a machine without a GPU offloading is normally skipped; the test hook makes the engine really move
+    // the weights between their home copy and the compute side, so the comparison is not vacuous.
     void offloadModesKeepPixels_data() {
         QTest::addColumn<int>("mode");
+        QTest::newRow("model") << int(memory::Offload::Model);
         QTest::newRow("sequential") << int(memory::Offload::Sequential);
+        QTest::newRow("group") << int(memory::Offload::Group);
     }
     void offloadModesKeepPixels() {
         QFETCH(int, mode);
+        pipeline::Engine offloading;
+        pipeline::EngineTestHooks hooks;
+        hooks.offloadOnCpu = true;
+        offloading.setTestHooks(hooks);
         auto s = base();
         s.batchSize = 2;
         s.plan.offload = memory::Offload(mode);
-        QCOMPARE(hashes(run(m_engine, s)), hashes(m_reference));
+        const auto r = run(offloading, s);
+        QCOMPARE(r.environment.offload, std::string(memory::offloadName(memory::Offload(mode))));
+        QVERIFY2(offloading.ledger().peak("compute") > 0, "no weights went to the compute side: nothing was offloaded");
+        QCOMPARE(hashes(r), hashes(m_reference));
     }
 
     // May change pixels: measured, printed; only sane bounds asserted (the same picture, not another one).
@@ -178,7 +190,7 @@ private slots:
         recorded.images.erase(recorded.images.begin());  // only image 1 of the batch was kept
         recorded.images[0].image.rgb[5] ^= 0x10;
         recorded.environment->device = "NVIDIA H200";
-        recorded.environment->threads = 99;
+        recorded.environment->torchVersion = "1.13.1";
         pipeline::CancelToken cancel;
         const auto report = compare::verify(m_engine, recorded, cancel);
         QVERIFY(!report.identical);
@@ -194,6 +206,35 @@ private slots:
         QVERIFY2(text.find("NOT identical") == 0 && text.find("device: NVIDIA H200") != std::string::npos &&
                      text.find("seed 1235") != std::string::npos && text.find("1 of 1024 pixels differ") != std::string::npos,
                  text.c_str());
+    }
+
+    // Determinism mode without a thread count pins torch's start-up count: a count changed in between (by
+    // whatever else runs in the process) changes neither the recorded count nor the bytes.
+    void determinismPinsTheStartupThreadCount() {
+        const int startup = m_reference.environment.threads;
+        at::set_num_threads(startup + 1);
+        auto s = base();
+        s.batchSize = 2;
+        const auto r = run(m_engine, s);
+        const int after = at::get_num_threads();
+        at::set_num_threads(startup);
+        QCOMPARE(r.environment.threads, startup);
+        QCOMPARE(after, startup + 1);  // the run's count was put back when it ended
+        QCOMPARE(hashes(r), hashes(m_reference));
+    }
+
+    // A result recorded on a machine whose default count differs: Verify reruns with the recorded count.
+    void verifyPinsTheRecordedThreadCount() {
+        const int other = m_reference.environment.threads + 1;
+        auto s = base();
+        s.plan.threads = other;
+        auto recorded = compare::recordedFrom(run(m_engine, s));
+        recorded.settings.plan.threads = 0;  // as recorded there: that machine's default was `other`
+        pipeline::CancelToken cancel;
+        const auto report = compare::verify(m_engine, recorded, cancel);
+        QCOMPARE(report.rerun.environment.threads, other);
+        QVERIFY2(report.identical, compare::describe(report).c_str());
+        QVERIFY(report.environment.empty());
     }
 
     void verifyWithoutImagesRunsTwice() {

@@ -295,6 +295,26 @@ private slots:
         QVERIFY(!w.isRunning());
     }
 
+    // "A/B setting" from the window: both runs go through the worker with a live preview on every step.
+    void abSettingRunsBothWithPreviews() {
+        MainWindow w({});
+        setSmall(w, 2);
+        w.worker()->setPreviewBudget(1e9);  // every step, so that the count below is exact
+        MainThreadSpy progress(w.worker(), &dd::ui::EngineWorker::progress);
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        w.runAbSetting("sampler", "DDIM");
+        QVERIFY(done.wait(120000));
+        QCOMPARE(w.gallery()->count(), 2);
+        QVERIFY(w.gallery()->entry(0).settings.sampler != "DDIM");
+        QCOMPARE(w.gallery()->entry(1).settings.sampler, std::string("DDIM"));
+        QCOMPARE(progress.count(), 4);  // two steps of A, then two of B
+        for (int i = 0; i < progress.count(); ++i)
+            QVERIFY2(!progress.at(i).at(2).value<QImage>().isNull(), "a preview on every step of both runs");
+        QVERIFY(w.compareView());
+        QVERIFY(w.compareView()->differenceLines().join('\n').contains("sampler"));
+        QVERIFY(!w.isRunning());
+    }
+
     void galleryComparesTwoSelected() {
         MainWindow w({});
         setSmall(w, 2);
