@@ -51,7 +51,8 @@ constexpr const char* kUsage =
     "                  hash in --models DIR), --name TEMPLATE (default {date}-{counter:05}-{seed}-{prompt:6}),\n"
     "                  --format png|jpeg|webp, --quality N, --deterministic, --price-per-hour X, --no-sidecar,\n"
     "                  --seed --steps --cfg --sampler --size WxH --batch --negative --clip-skip --init --strength\n"
-    "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget),\n"
+    "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget;\n"
+    "                  --dry-run prints that prediction and stops, no --out needed),\n"
     "                  --device auto|cpu|cuda[:N], --precision fp32|fp16|bf16, --attention sdpa|sdpa-math|sliced|chunked,\n"
     "                  --vae sliced|tiled|sliced+tiled, --plan JSON (docs/memory.md)\n"
     "                  LoRA: --lora NAME|PATH[:WEIGHT[:UNET_WEIGHT]] (repeatable; or <lora:name:w> in the prompt),\n"
@@ -149,6 +150,7 @@ struct GenerateOptions {
     std::string out, nameTemplate = dd::settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
     bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, sizeGiven = false, cfgGiven = false;
+    bool dryRun = false;  // --dry-run: check the settings and print the memory prediction, generate nothing
     int quality = 95;
     double pricePerHour = 0;
     dd::settings::Restored restored;
@@ -171,6 +173,7 @@ dd::memory::Preset findPreset(const std::string& name) {
 void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
     if (s.preset.empty()) return;
     try {
+        const auto presets = dd::memory::loadPresets((dd::resourceDir() / "presets").string());
         const auto preset = findPreset(s.preset);
         dd::memory::PredictInput in;
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
@@ -186,7 +189,7 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
         for (const auto& c : s.controlnets) controlNets.push_back(c.model);
         in.controlNetParams = dd::memory::controlNetParameters(controlNets);
         const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);
-        const auto fit = dd::memory::fits(prediction, preset.budgetBytes);
+        const auto fit = dd::memory::fits(prediction, preset.budgetBytes, &presets);
         std::cerr << "predicted peak " << dd::memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
                   << "), preset " << preset.name << " budget " << dd::memory::formatGb(preset.budgetBytes) << "\n";
         if (!fit.fits) std::cerr << "warning: " << fit.message << "\n";
@@ -225,6 +228,7 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
         const std::string& flag = args[i];
         if (flag == "--deterministic") { s.deterministic = true; continue; }
         if (flag == "--no-sidecar") { o.sidecar = false; continue; }
+        if (flag == "--dry-run") { o.dryRun = true; continue; }
         if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
         const std::string& v = args[++i];
         if (flag == "--from") {
@@ -317,9 +321,10 @@ void resolveRestored(GenerateOptions& o, const std::string& outFolder) {
 int generate(const std::vector<std::string>& args) {
     GenerateOptions o = parseGenerate(args);
     auto& s = o.s;
-    if (o.out.empty()) throw std::invalid_argument("--out DIR (or FILE.png / .jpg / .webp) is required");
+    if (o.out.empty() && !o.dryRun) throw std::invalid_argument("--out DIR (or FILE.png / .jpg / .webp) is required");
     const bool toFile = hasImageExtension(o.out) && !fs::is_directory(o.out);
-    const std::string folder = toFile ? (fs::path(o.out).parent_path().empty() ? "." : fs::path(o.out).parent_path().string()) : o.out;
+    const std::string folder = toFile ? (fs::path(o.out).parent_path().empty() ? "." : fs::path(o.out).parent_path().string())
+                                      : o.out.empty() ? "." : o.out;
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(o, folder);
     if (s.model.empty()) {
@@ -345,6 +350,7 @@ int generate(const std::vector<std::string>& args) {
     if (toFile && s.batchSize == 1 && fs::exists(o.out)) throw std::invalid_argument(o.out + ": already exists (never overwritten)");
 
     warnIfTooBig(s, o.loraFolders);
+    if (o.dryRun) return 0;
     std::optional<dd::pipeline::Image> init;
     if (!s.initImage.empty()) init = dd::imaging::readImage(s.initImage);
     dd::pipeline::Engine engine;

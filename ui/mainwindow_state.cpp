@@ -59,8 +59,8 @@ void MainWindow::updatePresetLabel() {
 }
 
 void MainWindow::updatePrediction() {
-    const auto prediction =
-        ui::predictPeak(currentSettings(), m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr);
+    const auto prediction = ui::predictPeak(currentSettings(), m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr,
+                                            m_preset ? m_preset->budgetBytes : 0);
     m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
     auto* label = findChild<QLabel*>("predictedPeak");
     if (!label) return;
@@ -68,10 +68,10 @@ void MainWindow::updatePrediction() {
         label->setText(tr("predicted peak: unknown for this model"));
         return;
     }
-    const bool fits = !m_preset || m_preset->budgetBytes <= 0 || prediction.peakBytes <= m_preset->budgetBytes;
     label->setText(tr("predicted peak: <b>%1</b> (%2)%3")
                        .arg(formatBytes(prediction.peakBytes), prediction.stage,
-                            fits ? QString() : tr(" — <span style='color:#b00'>over the preset's budget</span>")));
+                            prediction.fits ? QString()
+                                            : " — <span style='color:#b00'>" + prediction.advice.toHtmlEscaped() + "</span>"));
     label->setToolTip(prediction.detail);
 }
 

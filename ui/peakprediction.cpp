@@ -1,6 +1,7 @@
 #include "ui/peakprediction.h"
 
 #include "core/memory/predictor.h"
+#include "ui/presetstore.h"
 
 #include <QHash>
 #include <QMutex>
@@ -60,7 +61,8 @@ bool sameTextInputs(const settings::GenerationSettings& a, const settings::Gener
            a.promptSyntax == b.promptSyntax && a.emphasis == b.emphasis && a.plan.textEncoder == b.plan.textEncoder;
 }
 
-PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, const settings::GenerationSettings* lastRun) {
+PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, const settings::GenerationSettings* lastRun,
+                           qint64 budgetBytes) {
     const auto shape = shapeOf(s.model.empty() ? std::string("demo:tiny-sd1") : s.model);
     if (!shape) return {};
     memory::PredictInput in;
@@ -83,6 +85,12 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, con
         out.stage = QString::fromLatin1(p.peakStage());
         const auto& stage = out.stage == "load" ? p.load : out.stage == "encode" ? p.encode : out.stage == "decode" ? p.decode : p.denoise;
         out.detail = QString::fromStdString(stage.peakAt);
+        if (budgetBytes > 0) {
+            static const std::vector<memory::Preset> shipped = memory::loadPresets(shippedPresetDir().toStdString());
+            const auto fit = memory::fits(p, budgetBytes, &shipped);
+            out.fits = fit.fits;
+            out.advice = QString::fromStdString(fit.message);
+        }
         return out;
     } catch (const std::exception&) {
         return {};

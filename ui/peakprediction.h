@@ -10,13 +10,16 @@ struct PeakPrediction {
     qint64 peakBytes = -1;  // < 0: no prediction (unknown model, predictor unavailable)
     QString stage;          // where the peak is ("denoise")
     QString detail;         // what sets it
+    bool fits = true;       // within the budget predictPeak was given (always, without one)
+    QString advice;         // when not: "needs 7.8 GB, preset budget 6 GB: enable VAE tiling or switch to 6gb"
 };
 
 // Model shapes are cached per model path (reading headers takes milliseconds, not per keystroke).
 // `lastRun`: the settings of the last finished run; when the text inputs match, the engine's conditioning cache
-// is hot and the prediction leaves the text encoders out.
+// is hot and the prediction leaves the text encoders out. `budgetBytes` > 0: also the verdict against it, with
+// the toggles and the shipped preset that would make it fit (memory::fits).
 PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda,
-                           const settings::GenerationSettings* lastRun = nullptr);
+                           const settings::GenerationSettings* lastRun = nullptr, qint64 budgetBytes = 0);
 
 // The engine's conditioning-cache key (core/pipeline/conditioning_cache.h), seen from the settings.
 bool sameTextInputs(const settings::GenerationSettings& a, const settings::GenerationSettings& b);

@@ -24,6 +24,21 @@ private slots:
         QVERIFY2(r.out.startsWith("DiffusionDesk " DD_VERSION " (libtorch "), qPrintable(r.out));
     }
 
+    // Before a run the CLI predicts its peak against the preset's budget and, when over it, says what would fit;
+    // --dry-run stops there (no --out needed, nothing generated).
+    void overBudgetIsWarnedWithAdvice() {
+        const Run over = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a cat", "--size", "1024x1024",
+                              "--preset", "4gb", "--dry-run"});
+        QVERIFY2(over.code == 0, qPrintable(over.err));
+        QVERIFY2(over.err.contains("preset 4gb budget 3.7 GB"), qPrintable(over.err));
+        QVERIFY2(over.err.contains(QRegularExpression("warning: needs [0-9.]+ GB, preset budget 3.7 GB: enable VAE tiling")),
+                 qPrintable(over.err));
+        QVERIFY(over.out.trimmed().isEmpty());  // no image written
+        const Run fits = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a cat", "--size", "64x64",
+                              "--preset", "4gb", "--dry-run"});
+        QVERIFY2(fits.code == 0 && fits.err.contains("predicted peak") && !fits.err.contains("warning"), qPrintable(fits.err));
+    }
+
     // A preset sets the plan (the sidecar records it); an unknown one names the shipped choices.
     void presetReachesTheSidecar() {
         QTemporaryDir dir;

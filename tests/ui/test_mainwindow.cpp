@@ -167,6 +167,33 @@ private slots:
         QCOMPARE(w.findChild<QDoubleSpinBox*>("cfgScale")->value(), dd::kEmbeddedModel.cfgScale);
     }
 
+    // Over the preset's budget the window says by how much and what would make it fit, before the run.
+    void overBudgetPredictionSaysWhatWouldFit() {
+        dd::memory::Preset p;
+        p.name = "test-4gb";
+        p.budgetBytes = 4LL << 30;
+        p.plan.device = "cpu";
+        p.plan.attention = dd::memory::Attention::Sliced;  // the demo VAE's one-head attention is then whole
+        dd::ui::saveCustomPreset(p);
+        MainWindow w({});
+        dd::ui::setDialogHandler([](QDialog* d) {
+            auto* dialog = qobject_cast<dd::ui::PresetDialog*>(d);
+            if (!dialog) return int(QDialog::Rejected);
+            dialog->selectRow(dialog->rowOf("test-4gb"));
+            return int(QDialog::Accepted);
+        });
+        w.openPresetDialog();
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        QCOMPARE(w.currentSettings().preset, std::string("test-4gb"));
+        auto* label = w.findChild<QLabel*>("predictedPeak");
+        setSmall(w, 2);
+        QVERIFY2(!label->text().contains("budget"), qPrintable(label->text()));
+        w.findChild<QSpinBox*>("width")->setValue(1024);
+        w.findChild<QSpinBox*>("height")->setValue(1024);
+        QTRY_VERIFY2(label->text().contains(QRegularExpression("needs [0-9.]+ GB, preset budget 4 GB: enable VAE tiling")),
+                     qPrintable(label->text()));
+    }
+
     void presetDialogTogglesReachThePlan() {
         // A custom preset where the dialog finds it (the shipped ones may or may not be built yet).
         dd::memory::Preset p;
