@@ -1,12 +1,14 @@
 // The predictor against the engine's measured per-stage peaks (process RSS) on the CPU, for several sizes and
 // plans, on a model where weights (the full CLIP ViT-L text encoder, ~0.5 GB) and activations (512² attention
-// and VAE decode) dominate the process baseline: every stage within 20 %.
+// and VAE decode) dominate the process baseline: every stage within 20 %. Eight cases: sizes 256² to 512²,
+// batch 1 and 2, every attention backend, VAE tiling and slicing, a bf16 UNet.
 #include "core/memory/predictor.h"
 #include "core/pipeline/engine.h"
 
 #include <QtTest>
 
 #include <cstdio>
+#include <malloc.h>
 #include <filesystem>
 
 using namespace dd;
@@ -30,6 +32,16 @@ memory::MemoryPlan with(memory::Attention a, bool tiling = false) {
     return p;
 }
 
+memory::MemoryPlan slicedVae(memory::MemoryPlan p) {
+    p.vaeSlicing = true;
+    return p;
+}
+
+memory::MemoryPlan bf16Unet(memory::MemoryPlan p) {
+    p.unet = memory::Precision::BF16;
+    return p;
+}
+
 } // namespace
 
 class TestPredictionVsMeasured : public QObject {
@@ -38,8 +50,11 @@ private slots:
     void initTestCase() {
         if (!std::filesystem::exists(kModel + "/model_index.json"))
             QSKIP("mid-sd1 fixture missing: run tests/parity/make_fixtures.py build/fixtures");
-        // The process before any model. Later cases would see freed-but-kept heap in RSS; the engine reuses it,
-        // so the first baseline is the one every case starts from.
+        // glibc raises its mmap threshold each time a large mmapped block is freed, so later cases' tensors would
+        // land in the heap and stay in RSS after their engine is gone (the load stage drifted 1 → 17 % over eight
+        // cases); a fixed threshold gives large blocks back when freed, and each case measures its own peak.
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        // The process before any model: the baseline every case starts from.
         m_baseline = memory::sampleMemory().hostRss;
     }
 
@@ -98,8 +113,12 @@ private:
         static const std::vector<Case> all = {
             {"512 sdpa-math", 512, 1, with(Attention::SdpaMath)},
             {"512 sdpa, VAE tiling", 512, 1, with(Attention::Sdpa, true)},
-            // Sliced and chunked attention (384², 256² batch 2) were not measured before the session ended: add them
-            // once a run on an idle machine confirms them (docs/memory.md).
+            {"512 sdpa", 512, 1, with(Attention::Sdpa)},
+            {"384 sliced", 384, 1, with(Attention::Sliced)},
+            {"448 chunked", 448, 1, with(Attention::Chunked)},
+            {"256 sdpa-math, batch 2", 256, 2, with(Attention::SdpaMath)},
+            {"256 sliced, batch 2, VAE slicing", 256, 2, slicedVae(with(Attention::Sliced))},
+            {"512 sdpa, bf16 UNet", 512, 1, bf16Unet(with(Attention::Sdpa))},
         };
         return all;
     }
