@@ -65,7 +65,9 @@ constexpr const char* kUsage =
     "  batch JOBS.jsonl --out DIR [--shard I/N] [--models DIR] [--model M] [--price-per-hour X]\n"
     "                  resumable batch, one job per line (settings JSON or sidecar); see docs/batch.md\n"
     "  verify SIDECAR [--image PNG]   rerun a result and compare pixel hashes (docs/determinism.md)\n"
-    "  bench --model PATH [--steps N] [--size WxH] [--json FILE]   memory and speed per plan (docs/benchmarks.md)\n";
+    "  bench --model PATH [--steps N] [--size WxH] [--batch N] [--threads N] [--device cpu|cuda[:N]] [--rows A,B]\n"
+    "                  [--json FILE]   memory and speed per plan (docs/benchmarks.md); rows fp32 bf16 fp16 sdpa-math\n"
+    "                  sliced chunked vae-slicing vae-tiling fp8, and with a GPU offload-model offload-sequential offload-group\n";
 
 uint64_t bytesOnDisk(const fs::path& p) {
     if (fs::is_regular_file(p)) return fs::file_size(p);

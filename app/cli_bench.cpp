@@ -45,6 +45,24 @@ const std::vector<Row>& allRows() {
         {"chunked", "fp32, query-chunked attention (1024)", [](MemoryPlan& p) { p.attention = Attention::Chunked; }},
         {"vae-slicing", "fp32, SDPA, VAE slicing", [](MemoryPlan& p) { p.vaeSlicing = true; }},
         {"vae-tiling", "fp32, SDPA, VAE tiling", [](MemoryPlan& p) { p.vaeTiling = true; }},
+        {"fp8", "UNet weights stored in fp8 (e4m3fn), bf16 compute", [](MemoryPlan& p) {
+             p.unet = Precision::BF16;
+             p.fp8Storage = "e4m3fn";
+         }},
+        // Offload moves weights between host and GPU; on the CPU there is nowhere to move them, so these rows
+        // are only in the default list with --device cuda.
+        {"offload-model", "fp16, model CPU offload", [](MemoryPlan& p) {
+             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             p.offload = memory::Offload::Model;
+         }},
+        {"offload-sequential", "fp16, sequential CPU offload", [](MemoryPlan& p) {
+             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             p.offload = memory::Offload::Sequential;
+         }},
+        {"offload-group", "fp16, group offload (1 block per group)", [](MemoryPlan& p) {
+             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             p.offload = memory::Offload::Group;
+         }},
     };
     return rows;
 }
@@ -60,6 +78,7 @@ const Row& rowNamed(const std::string& name) {
 struct Options {
     std::string model;
     int steps = 4, width = 512, height = 512, batch = 1, threads = 0;
+    std::string device = "cpu";  // or "cuda", "cuda:1"
     std::vector<std::string> rows;
     std::string json;
     std::string oneRow;  // child mode: run this row, write its JSON to `json`
@@ -86,6 +105,7 @@ Options parse(const std::vector<std::string>& args) {
         else if (flag == "--batch") o.batch = number(flag, v);
         else if (flag == "--threads") o.threads = number(flag, v);
         else if (flag == "--json") o.json = v;
+        else if (flag == "--device") o.device = v;
         else if (flag == "--one-row") o.oneRow = v;
         else if (flag == "--size") {
             const auto x = v.find('x');
@@ -99,7 +119,8 @@ Options parse(const std::vector<std::string>& args) {
     }
     if (o.model.empty()) throw std::invalid_argument("bench needs --model PATH (or demo:tiny-sd1)");
     if (o.rows.empty())
-        for (const auto& r : allRows()) o.rows.push_back(r.name);
+        for (const auto& r : allRows())
+            if (o.device != "cpu" || std::string(r.name).rfind("offload-", 0) != 0) o.rows.push_back(r.name);
     return o;
 }
 
@@ -114,6 +135,8 @@ std::string notApplied(const MemoryPlan& plan, const pipeline::Environment& env)
     const std::string want = std::string("unet=") + memory::precisionName(plan.unet);
     if (env.precision.find(want) == std::string::npos) return "the engine ran " + env.precision;
     if (env.attention.rfind(memory::attentionName(plan.attention), 0) != 0) return "the engine ran attention " + env.attention;
+    if (env.offload.rfind(memory::offloadName(plan.offload), 0) != 0)  // "none, unet fp8-e4m3fn storage"
+        return "the engine ran offload " + env.offload + (env.device == "CPU" ? " (nothing to offload to on the CPU)" : "");
     return "";
 }
 
@@ -129,7 +152,7 @@ int runOneRow(const Options& o) {
     s.batchSize = o.batch;
     s.seed = 1;
     s.sampler = "Euler";
-    s.plan.device = "cpu";
+    s.plan.device = o.device;
     s.plan.threads = o.threads;
     row.apply(s.plan);
 
@@ -140,7 +163,8 @@ int runOneRow(const Options& o) {
     in.batch = o.batch;
     in.plan = s.plan;
     in.cfg = s.cfgScale > 1.0;
-    in.baselineBytes = baseline.hostRss;
+    in.cuda = o.device != "cpu";  // then the peaks compared are the GPU's (CUDA allocator), not the process RSS
+    if (!in.cuda) in.baselineBytes = baseline.hostRss;
     const auto prediction = memory::predict(memory::modelShapeOf(o.model), in);
 
     pipeline::Engine engine;
@@ -155,12 +179,16 @@ int runOneRow(const Options& o) {
         {"what", row.what},
         {"plan", s.plan},
         {"environment", {{"precision", r.environment.precision}, {"attention", r.environment.attention},
-                         {"threads", r.environment.threads}, {"device", r.environment.device}}},
+                         {"threads", r.environment.threads}, {"device", r.environment.device},
+                         {"offload", r.environment.offload}}},
         {"not_applied", notApplied(s.plan, r.environment)},
         {"seconds", {{"load", t.loadSeconds}, {"encode", t.encodeSeconds}, {"steps", steps}, {"decode", t.decodeSeconds},
                      {"per_step_median", median(t.stepSeconds)},
                      {"per_image", (t.encodeSeconds + steps + t.decodeSeconds) / o.batch}}},
-        {"peak_bytes", {{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
+        {"peak_bytes", in.cuda ? nlohmann::json{{"load", m.load.device}, {"encode", m.encode.device}, {"denoise", m.denoise.device}, {"decode", m.decode.device}}
+                               : nlohmann::json{{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
+        {"peak_kind", in.cuda ? "cuda allocator" : "process rss"},
+        {"peak_host_bytes", {{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
         {"baseline_bytes", baseline.hostRss},
         {"predicted", prediction},
     };
@@ -205,7 +233,7 @@ int benchCommand(const std::vector<std::string>& args) {
     const std::string tmp = (o.json.empty() ? std::string("/tmp/diffusiondesk-bench") : o.json) + "." + std::to_string(getpid());
     nlohmann::json rows = nlohmann::json::array();
     std::cout << "model " << o.model << ", " << o.width << "x" << o.height << ", batch " << o.batch << ", " << o.steps
-              << " steps (Euler, CFG 7), device cpu, one process per row\n\n"
+              << " steps (Euler, CFG 7), device " << o.device << ", one process per row\n\n"
               << "| row | s/image | s/step | load s | peak GB load | encode | denoise | decode | what sets the predicted peak |\n"
               << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
               << std::flush;
@@ -213,7 +241,7 @@ int benchCommand(const std::vector<std::string>& args) {
         const std::string out = tmp + "." + name + ".json";
         std::string cmd = quote(self) + " bench --model " + quote(o.model) + " --steps " + std::to_string(o.steps) + " --size " +
                           std::to_string(o.width) + "x" + std::to_string(o.height) + " --batch " + std::to_string(o.batch) +
-                          " --one-row " + name + " --json " + quote(out);
+                          " --device " + quote(o.device) + " --one-row " + name + " --json " + quote(out);
         if (o.threads) cmd += " --threads " + std::to_string(o.threads);
         const int status = std::system(cmd.c_str());
         const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -237,9 +265,10 @@ int benchCommand(const std::vector<std::string>& args) {
                   << " |\n"
                   << std::flush;
     }
-    std::cout << "\npeak GB: measured process RSS peak / predicted (core/memory/predictor, docs/memory.md)\n";
+    std::cout << "\npeak GB: measured " << (o.device == "cpu" ? "process RSS" : "CUDA allocator")
+              << " peak / predicted (core/memory/predictor, docs/memory.md)\n";
     if (!o.json.empty()) {
-        const nlohmann::json doc = {{"model", o.model}, {"width", o.width}, {"height", o.height}, {"batch", o.batch},
+        const nlohmann::json doc = {{"model", o.model}, {"device", o.device}, {"width", o.width}, {"height", o.height}, {"batch", o.batch},
                                     {"steps", o.steps}, {"hardware_threads", std::thread::hardware_concurrency()},
                                     {"rows", rows}};
         io::writeFileAtomically(o.json, [&](std::ostream& out) { out << doc.dump(1) << "\n"; });
