@@ -5,7 +5,8 @@
 #                         DD_FUZZ_SECONDS (default 60 s) and the torch-free tests again under ASan + UBSan
 #   ./test.sh --sanitize  the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), then
 #                         the worker / queue threading tests under ThreadSanitizer (build-tsan)
-#   ./test.sh --ci        both of the above, one after the other (what .ci/run runs)
+#   ./test.sh --ci        both of the above, one after the other (what .ci/run runs); it deletes the plain
+#                         build's objects and programs in between (./run.sh rebuilds them)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"
@@ -24,7 +25,7 @@ export OMP_WAIT_POLICY=PASSIVE
 
 # Sanitizer reports fail the test. Leak checking is off: libtorch, OpenMP and Qt keep process-lifetime
 # singletons that LeakSanitizer reports at exit (docs/reliability.md).
-asan_options="detect_leaks=0:abort_on_error=1:strict_string_checks=1"
+asan_options="detect_leaks=0:abort_on_error=1:strict_string_checks=1:alloc_dealloc_mismatch=0"
 ubsan_options="halt_on_error=1:print_stacktrace=1"
 
 fixtures() {
@@ -36,7 +37,7 @@ fixtures() {
 sanitized_suites() {
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
   # The project's code is instrumented; libtorch, Qt and OpenCV are not.
-  cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined \
+  cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined -DDD_SHARED_LIBS=ON \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-asan -j"$jobs"
   ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
@@ -77,5 +78,9 @@ ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
 
 if [ "$mode" = --ci ]; then
+  # A CI disk is small: the plain build's objects and programs (about 2 GB) make room for the sanitized builds;
+  # the fixtures stay, the sanitized suites read them.
+  find build \( -name '*.o' -o -name '*.a' -o -name '*.gch' \) -delete
+  rm -rf build/bin
   sanitized_suites
 fi
