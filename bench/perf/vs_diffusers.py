@@ -56,9 +56,14 @@ def main():
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--fixtures", help="the reference fixtures folder (--smoke; default BUILD/fixtures)")
     a = ap.parse_args()
     if a.smoke:
-        a.model, a.steps, a.size, a.pairs = str(Path(a.build) / "fixtures/pipeline/tiny-sd1-e2e"), 2, 64, 1
+        fixtures = Path(a.fixtures) if a.fixtures else Path(a.build) / "fixtures"
+        a.model, a.steps, a.size, a.pairs = str(fixtures / "pipeline/tiny-sd1-e2e"), 2, 64, 1
+        # A sanitizer build keeps its fixtures elsewhere: never fall back to writing a 4 GB full-size model.
+        if not (Path(a.model) / "model_index.json").exists():
+            sys.exit(f"vs_diffusers --smoke: {a.model} is missing (run tests/parity/make_fixtures.py)")
     model = Path(a.model)
     if not (model / "model_index.json").exists():
         subprocess.run([PY, HERE / "make_sd15_random.py", model], check=True)
