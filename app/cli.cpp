@@ -158,16 +158,21 @@ struct GenerateOptions {
     dd::settings::Restored restored;
 };
 
-// Presets ship in <resources>/presets (the recipe table's rows and cpu).
+// Presets ship in <resources>/presets (the recipe table's rows and cpu); read once per process.
+std::string shippedPresetDir() { return (dd::resourceDir() / "presets").string(); }
+
+const std::vector<dd::memory::Preset>& shippedPresets() {
+    static const std::vector<dd::memory::Preset> presets = dd::memory::loadPresets(shippedPresetDir());
+    return presets;
+}
+
 dd::memory::Preset findPreset(const std::string& name) {
-    const auto dir = (dd::resourceDir() / "presets").string();
-    const auto presets = dd::memory::loadPresets(dir);
     std::string known;
-    for (const auto& p : presets) {
+    for (const auto& p : shippedPresets()) {
         if (p.name == name) return p;
         known += (known.empty() ? "" : ", ") + p.name;
     }
-    throw std::invalid_argument("unknown preset '" + name + "' (in " + dir + ": " + known + ")");
+    throw std::invalid_argument("unknown preset '" + name + "' (in " + shippedPresetDir() + ": " + known + ")");
 }
 
 // Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
@@ -175,7 +180,6 @@ dd::memory::Preset findPreset(const std::string& name) {
 void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
     if (s.preset.empty()) return;
     try {
-        const auto presets = dd::memory::loadPresets((dd::resourceDir() / "presets").string());
         const auto preset = findPreset(s.preset);
         dd::memory::PredictInput in;
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
@@ -191,7 +195,7 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
         for (const auto& c : s.controlnets) controlNets.push_back(c.model);
         in.controlNetParams = dd::memory::controlNetParameters(controlNets);
         const auto prediction = dd::memory::predict(dd::memory::modelShapeOf(s.model), in);
-        const auto fit = dd::memory::fits(prediction, preset.budgetBytes, &presets);
+        const auto fit = dd::memory::fits(prediction, preset.budgetBytes, &shippedPresets());
         std::cerr << "predicted peak " << dd::memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
                   << "), preset " << preset.name << " budget " << dd::memory::formatGb(preset.budgetBytes) << "\n";
         if (!fit.fits) std::cerr << "warning: " << fit.message << "\n";

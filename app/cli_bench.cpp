@@ -34,12 +34,14 @@ struct Row {
     void (*apply)(MemoryPlan&);
 };
 
+void allFp16(MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::FP16; }
+
 // The rows of seed 004's table that apply to this engine, in the order a reader compares them.
 const std::vector<Row>& allRows() {
     static const std::vector<Row> rows = {
         {"fp32", "fp32, SDPA (torch picks the kernel)", [](MemoryPlan&) {}},
         {"bf16", "bf16 UNet + text encoder + VAE", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::BF16; }},
-        {"fp16", "fp16 UNet + text encoder + VAE", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::FP16; }},
+        {"fp16", "fp16 UNet + text encoder + VAE", allFp16},
         {"sdpa-math", "fp32, SDPA forced to the math kernel", [](MemoryPlan& p) { p.attention = Attention::SdpaMath; }},
         {"sliced", "fp32, attention slicing (auto: heads/2)", [](MemoryPlan& p) { p.attention = Attention::Sliced; }},
         {"chunked", "fp32, query-chunked attention (1024)", [](MemoryPlan& p) { p.attention = Attention::Chunked; }},
@@ -52,15 +54,15 @@ const std::vector<Row>& allRows() {
         // Offload moves weights between host and GPU; on the CPU there is nowhere to move them, so these rows
         // are only in the default list with --device cuda.
         {"offload-model", "fp16, model CPU offload", [](MemoryPlan& p) {
-             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             allFp16(p);
              p.offload = memory::Offload::Model;
          }},
         {"offload-sequential", "fp16, sequential CPU offload", [](MemoryPlan& p) {
-             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             allFp16(p);
              p.offload = memory::Offload::Sequential;
          }},
         {"offload-group", "fp16, group offload (1 block per group)", [](MemoryPlan& p) {
-             p.unet = p.textEncoder = p.vae = Precision::FP16;
+             allFp16(p);
              p.offload = memory::Offload::Group;
          }},
     };
@@ -140,6 +142,11 @@ std::string notApplied(const MemoryPlan& plan, const pipeline::Environment& env)
     return "";
 }
 
+// {"load": …, "encode": …, "denoise": …, "decode": …}: one kind of peak (host RSS or CUDA allocator) per stage.
+nlohmann::json stagePeaks(const pipeline::StageMemory& m, int64_t pipeline::StagePeak::*kind) {
+    return {{"load", m.load.*kind}, {"encode", m.encode.*kind}, {"denoise", m.denoise.*kind}, {"decode", m.decode.*kind}};
+}
+
 // Child: one generation with the row's plan; prints nothing, writes the row's JSON.
 int runOneRow(const Options& o) {
     const Row& row = rowNamed(o.oneRow);
@@ -185,10 +192,9 @@ int runOneRow(const Options& o) {
         {"seconds", {{"load", t.loadSeconds}, {"encode", t.encodeSeconds}, {"steps", steps}, {"decode", t.decodeSeconds},
                      {"per_step_median", median(t.stepSeconds)},
                      {"per_image", (t.encodeSeconds + steps + t.decodeSeconds) / o.batch}}},
-        {"peak_bytes", in.cuda ? nlohmann::json{{"load", m.load.device}, {"encode", m.encode.device}, {"denoise", m.denoise.device}, {"decode", m.decode.device}}
-                               : nlohmann::json{{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
+        {"peak_bytes", stagePeaks(m, in.cuda ? &pipeline::StagePeak::device : &pipeline::StagePeak::host)},
         {"peak_kind", in.cuda ? "cuda allocator" : "process rss"},
-        {"peak_host_bytes", {{"load", m.load.host}, {"encode", m.encode.host}, {"denoise", m.denoise.host}, {"decode", m.decode.host}}},
+        {"peak_host_bytes", stagePeaks(m, &pipeline::StagePeak::host)},
         {"baseline_bytes", baseline.hostRss},
         {"predicted", prediction},
     };
