@@ -50,6 +50,23 @@ class TestMainWindow : public QObject {
         w.findChild<QSpinBox*>("batchSize")->setValue(1);
         w.findChild<QSpinBox*>("batchCount")->setValue(1);
     }
+    // Saves `preset` as a custom one (where the dialog finds it, whether or not the shipped ones are built) and
+    // picks it in the preset dialog; `edit` may change the row's toggles before the dialog is accepted.
+    static void choosePreset(MainWindow& w, const dd::memory::Preset& preset,
+                             std::function<void(dd::ui::PresetDialog*, int row)> edit = {}) {
+        dd::ui::saveCustomPreset(preset);
+        const QString name = QString::fromStdString(preset.name);
+        dd::ui::setDialogHandler([&](QDialog* d) {
+            auto* dialog = qobject_cast<dd::ui::PresetDialog*>(d);
+            if (!dialog) return int(QDialog::Rejected);
+            const int row = dialog->rowOf(name);
+            dialog->selectRow(row);
+            if (edit) edit(dialog, row);
+            return int(QDialog::Accepted);
+        });
+        w.openPresetDialog();
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+    }
     static bool waitIdle(MainWindow& w, int ms = 120000) {
         QElapsedTimer t;
         t.start();
@@ -174,16 +191,8 @@ private slots:
         p.budgetBytes = 4LL << 30;
         p.plan.device = "cpu";
         p.plan.attention = dd::memory::Attention::Sliced;  // the demo VAE's one-head attention is then whole
-        dd::ui::saveCustomPreset(p);
         MainWindow w({});
-        dd::ui::setDialogHandler([](QDialog* d) {
-            auto* dialog = qobject_cast<dd::ui::PresetDialog*>(d);
-            if (!dialog) return int(QDialog::Rejected);
-            dialog->selectRow(dialog->rowOf("test-4gb"));
-            return int(QDialog::Accepted);
-        });
-        w.openPresetDialog();
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        choosePreset(w, p);
         QCOMPARE(w.currentSettings().preset, std::string("test-4gb"));
         auto* label = w.findChild<QLabel*>("predictedPeak");
         setSmall(w, 2);
@@ -195,24 +204,15 @@ private slots:
     }
 
     void presetDialogTogglesReachThePlan() {
-        // A custom preset where the dialog finds it (the shipped ones may or may not be built yet).
         dd::memory::Preset p;
         p.name = "test-cpu";
         p.budgetBytes = 16LL << 30;
         p.plan.device = "cpu";
-        dd::ui::saveCustomPreset(p);
         MainWindow w({});
-        dd::ui::setDialogHandler([](QDialog* d) {
-            auto* dialog = qobject_cast<dd::ui::PresetDialog*>(d);
-            if (!dialog) return int(QDialog::Rejected);
-            const int row = dialog->rowOf("test-cpu");
-            dialog->selectRow(row);
+        choosePreset(w, p, [](dd::ui::PresetDialog* dialog, int row) {
             dialog->findChild<QCheckBox*>(QString("vaeTiling_%1").arg(row))->setChecked(true);
             dialog->findChild<QCheckBox*>(QString("vaeSlicing_%1").arg(row))->setChecked(true);
-            return int(QDialog::Accepted);
         });
-        w.openPresetDialog();
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
         QVERIFY(w.preset().has_value());
         QCOMPARE(w.currentSettings().preset, std::string("test-cpu"));
         QVERIFY(w.currentSettings().plan.vaeTiling);
