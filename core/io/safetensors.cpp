@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,17 +19,54 @@
 namespace dd::io {
 namespace {
 
+// Every live mapping, so releaseMappedPages can tell a file view from heap memory (MADV_DONTNEED on the heap
+// would zero it).
+struct LiveMappings {
+    std::mutex mutex;
+    std::map<uintptr_t, std::size_t> ranges;  // start → size
+};
+LiveMappings& liveMappings() {
+    static LiveMappings m;
+    return m;
+}
+
 struct Mapping {
     void* addr = nullptr;
     std::size_t size = 0;
+    void publish() {
+        auto& live = liveMappings();
+        std::lock_guard lock(live.mutex);
+        live.ranges[reinterpret_cast<uintptr_t>(addr)] = size;
+    }
     ~Mapping() {
-        if (addr && addr != MAP_FAILED) munmap(addr, size);
+        if (!addr || addr == MAP_FAILED) return;
+        {
+            auto& live = liveMappings();
+            std::lock_guard lock(live.mutex);
+            live.ranges.erase(reinterpret_cast<uintptr_t>(addr));
+        }
+        munmap(addr, size);
     }
 };
 
 std::string systemError(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 } // namespace
+
+void releaseMappedPages(const torch::Tensor& t) {
+    if (!t.defined() || !t.device().is_cpu() || t.numel() == 0 || !t.is_contiguous()) return;
+    const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+    const auto end = begin + uintptr_t(t.numel()) * t.element_size();
+    auto& live = liveMappings();
+    std::lock_guard lock(live.mutex);  // held so the mapping cannot be unmapped meanwhile
+    auto it = live.ranges.upper_bound(begin);
+    if (it == live.ranges.begin()) return;
+    --it;
+    if (end > it->first + it->second) return;  // not inside a mapping
+    const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
 
 torch::ScalarType toTorch(DType d) {
     switch (d) {
@@ -72,6 +111,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
             ::close(fd);
             throw ModelFileError(path, systemError("cannot memory-map"));
         }
+        mapping->publish();
     }
     ::close(fd);
 

@@ -44,6 +44,13 @@ private:
     std::shared_ptr<void> m_mapping;  // the mmap; tensor views share it
 };
 
+// Gives the pages that hold `t`'s bytes back to the kernel when `t` views a SafetensorsFile mapping (a no-op for
+// any other tensor). For a loader that has copied the tensor to another dtype or device and will not read the
+// view again: the file's pages would otherwise stay in the process's memory until the mapping is unmapped, so
+// loading a 4 GB file into bf16 or onto a GPU would hold the whole file at once. Pages are re-read from the
+// file if the view is read after all; only pages wholly inside the tensor's bytes are given back.
+void releaseMappedPages(const torch::Tensor& t);
+
 torch::ScalarType toTorch(DType d);
 std::optional<DType> fromTorch(torch::ScalarType t);
 

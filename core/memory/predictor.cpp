@@ -211,15 +211,21 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
                   lazyVae = vaeFp32 || plan.vae == Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
     const int64_t resident = all - lazyTe - lazyUnet - lazyVae;
 
-    // Load: each network is built in fp32 (random initial values), then takes its weights, one network after
-    // the other: the peak is what is resident plus the largest network's fp32 build. With offload on CUDA
-    // nothing is on the device yet.
+    // Load: networks are built without initial values and each file tensor is converted straight to its
+    // dtype, its file pages given back once copied (low-memory loading): the peak is what is resident plus the
+    // largest converted tensor, in the file's dtype and in its new one. Weights used in place convert nothing.
+    // With offload on CUDA nothing is on the device yet.
     p.load.weights = offload ? 0 : resident;
-    int64_t largest = 0;
-    for (int64_t n : {shape.unet.params, shape.vae.params}) largest = std::max(largest, n);
-    for (const auto& t : shape.textEncoders) largest = std::max(largest, t.params);
-    p.load.activations = offload || in.cuda ? 0 : largest * 4;
-    p.load.peakAt = "building the largest network in fp32";
+    const int64_t fileElement = params > 0 ? std::clamp<int64_t>((shape.fileBytes + params / 2) / params, 1, 4) : 4;
+    int64_t transient = 0;
+    auto converting = [&](int64_t largestTensor, int64_t lazyBytes, int64_t targetElement) {
+        if (lazyBytes == 0) transient = std::max(transient, largestTensor * (fileElement + targetElement));
+    };
+    converting(shape.unet.largestTensor, lazyUnet, unetW / std::max<int64_t>(1, shape.unet.params));
+    converting(shape.vae.largestTensor, lazyVae, vaeDtype);
+    for (const auto& t : shape.textEncoders) converting(t.largestTensor, lazyTe, bytesOf(plan.textEncoder));
+    p.load.activations = offload || in.cuda ? 0 : transient;
+    p.load.peakAt = transient > 0 ? "converting the largest weight" : "weights memory-mapped";
 
     p.encode.weights = offload ? (in.textCached ? 0 : offloadedShare(plan, teW)) : resident + lazyTe;
     p.encode.activations = in.textCached ? 0 : textEncoderActivations(shape.textEncoders, in);

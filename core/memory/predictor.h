@@ -27,6 +27,7 @@ namespace dd::memory {
 // values that set activation sizes (diffusers config.json names in comments).
 struct UNetShape {
     int64_t params = 0;
+    int64_t largestTensor = 0;                    // elements of the largest weight (read from files; else 0)
     int64_t inChannels = 4;                       // in_channels
     std::vector<int64_t> blockOutChannels;        // block_out_channels, one per resolution level
     std::vector<bool> attention;                  // level has transformer blocks (CrossAttn*Block2D)
@@ -37,6 +38,7 @@ struct UNetShape {
 };
 struct VaeShape {
     int64_t params = 0;
+    int64_t largestTensor = 0;                    // elements of the largest weight (read from files; else 0)
     std::vector<int64_t> blockOutChannels{128, 256, 512, 512};
     int64_t latentChannels = 4;
     int64_t sampleSize = 512;                     // tile size in pixels when tiling
@@ -46,6 +48,7 @@ struct VaeShape {
 };
 struct TextEncoderShape {
     int64_t params = 0;
+    int64_t largestTensor = 0;                    // elements of the largest weight (read from files; else 0)
     int64_t hiddenSize = 768;
     int64_t intermediateSize = 3072;
     int64_t heads = 12;

@@ -57,6 +57,12 @@ int64_t count(const io::TensorMap& tensors) {
     return n;
 }
 
+int64_t largest(const io::TensorMap& tensors) {
+    int64_t n = 0;
+    for (const auto& [name, t] : tensors) n = std::max(n, t.numel());
+    return n;
+}
+
 int64_t count(const torch::nn::Module& m) {
     int64_t n = 0;
     for (const auto& p : m.parameters()) n += p.numel();
@@ -103,6 +109,12 @@ ModelShape modelShapeOf(const std::string& model) {
         s.textEncoders.push_back(textShape(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
                                            count(ck.components.at("text_encoder_2"))));
     s.fileBytes = weightFileBytes(model);
+    s.unet.largestTensor = largest(ck.components.at("unet"));
+    s.vae.largestTensor = largest(ck.components.at("vae"));
+    const char* encoders[] = {"text_encoder", "text_encoder_2"};
+    size_t i = 0;
+    for (const char* name : encoders)
+        if (ck.components.count(name)) s.textEncoders[i++].largestTensor = largest(ck.components.at(name));
     return s;
 }
 

@@ -153,11 +153,12 @@ ClipTextModel loadClipText(const ClipTextConfig& config, const io::TensorMap& we
         const bool top = key.starts_with("text_model.") || key.starts_with("text_projection.");
         named.emplace(top ? key : "text_model." + key, t);
     }
-    ClipTextModel model(config);
-    // Cast on the CPU first so file tensors already in `dtype` are used zero-copy, then move real weights once.
-    model->to(dtype);
-    const auto unused = loadWeights(*model, named, source);
-    model->to(device);
+    // Built without initialisation; each file tensor is converted once, straight to its dtype and device.
+    ClipTextModel model = [&] {
+        const UninitialisedWeights fromFile;
+        return ClipTextModel(config);
+    }();
+    const auto unused = loadWeights(*model, named, source, LoadTarget{device, dtype});
     if (!unused.empty())
         throw io::ModelFileError(source, "weight '" + unused.front() + "' does not belong to a CLIP text encoder with this config (" +
                                              std::to_string(unused.size()) + " unexpected weights)");

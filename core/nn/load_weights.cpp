@@ -16,17 +16,23 @@ std::string shapeText(c10::IntArrayRef s) {
 
 } // namespace
 
-std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source) {
+std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source,
+                                     const std::optional<LoadTarget>& target) {
     torch::NoGradGuard noGrad;
     std::set<std::string> used;
-    auto assign = [&](const std::string& name, torch::Tensor& target) {
+    auto assign = [&](const std::string& name, torch::Tensor& param) {
         const auto it = weights.find(name);
         if (it == weights.end())
-            throw io::ModelFileError(source, "weight '" + name + "' is missing (expected shape " + shapeText(target.sizes()) + ")");
-        if (it->second.sizes() != target.sizes())
+            throw io::ModelFileError(source, "weight '" + name + "' is missing (expected shape " + shapeText(param.sizes()) + ")");
+        if (it->second.sizes() != param.sizes())
             throw io::ModelFileError(source, "weight '" + name + "' has shape " + shapeText(it->second.sizes()) +
-                                                 " but the model expects " + shapeText(target.sizes()));
-        target.set_data(it->second.to(target.device(), target.scalar_type()));
+                                                 " but the model expects " + shapeText(param.sizes()));
+        const torch::Tensor& file = it->second;
+        const auto device = target ? target->device : param.device();
+        const auto dtype = target && file.is_floating_point() ? target->dtype : param.scalar_type();
+        auto loaded = file.to(device, dtype);
+        if (!loaded.is_alias_of(file)) io::releaseMappedPages(file);
+        param.set_data(loaded);
         used.insert(name);
     };
     for (auto& p : module.named_parameters(true)) assign(p.key(), p.value());

@@ -4,15 +4,26 @@
 
 #include <torch/nn/module.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace dd::nn {
 
-// Copies `weights` into every parameter and buffer of `module` (cast to the module's dtype; zero-copy
-// when the dtype already matches). A missing key or a wrong shape throws dd::io::ModelFileError naming
+// Where loaded weights go: floating-point tensors in `dtype`, every tensor onto `device`.
+struct LoadTarget {
+    torch::Device device = torch::kCPU;
+    torch::ScalarType dtype = torch::kFloat32;
+};
+
+// Copies `weights` into every parameter and buffer of `module`: to `target`, or without one to each
+// parameter's current dtype and device; zero-copy when a file tensor already is what the parameter needs.
+// A file tensor that had to be converted gives its mapped pages back once copied (io::releaseMappedPages), so
+// with a module built under UninitialisedWeights the peak memory of a load is the loaded weights plus one
+// tensor, not the file plus the weights. A missing key or a wrong shape throws dd::io::ModelFileError naming
 // `source` (e.g. "unet"), the key and the expected shape. Returns the keys of `weights` the module does
 // not have, so callers decide whether leftovers are an error (most are) or known extras (position_ids).
-std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source);
+std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source,
+                                     const std::optional<LoadTarget>& target = std::nullopt);
 
 } // namespace dd::nn

@@ -29,13 +29,17 @@ void attachTokenizers(SdModel& m, const io::Checkpoint& ck) {
     if (m.textEncoder2) m.tokenizer2 = fromFolderOr("tokenizer_2", text::ClipPad::Exclamation);
 }
 
-// Cast the freshly built module first, so loadWeights converts each file tensor once, straight to its
-// final dtype (file tensors already in that dtype stay zero-copy views of the map on the CPU).
-template <typename Module>
-Module loadNet(Module module, const io::TensorMap& weights, const std::string& source, torch::Device device,
-               torch::ScalarType dtype, bool channelsLast) {
-    module->to(dtype);
-    const auto unused = nn::loadWeights(*module, weights, source);
+// The module comes from `build` under nn::UninitialisedWeights, and loadWeights converts each file tensor once,
+// straight to its final dtype and device (file tensors already in that dtype stay zero-copy views of the map on
+// the CPU); so no random initialisation is drawn and no second copy of the model is ever held.
+template <typename Build>
+auto loadNet(Build build, const io::TensorMap& weights, const std::string& source, torch::Device device,
+             torch::ScalarType dtype, bool channelsLast) {
+    auto module = [&] {
+        const nn::UninitialisedWeights fromFile;
+        return build();
+    }();
+    const auto unused = nn::loadWeights(*module, weights, source, nn::LoadTarget{device, dtype});
     if (!unused.empty())
         throw io::ModelFileError(source, "unexpected weight '" + unused.front() + "' (" + std::to_string(unused.size()) +
                                              " unexpected in all): the config does not describe these weights");
@@ -77,13 +81,14 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& p
     const std::string where = path + ": ";
     m->placement = place;
     next("unet");
-    m->unet = loadNet(nn::UNet2DConditionModel(nn::UNetConfig::fromJson(ck.configs.at("unet"))), ck.components.at("unet"),
-                      where + "unet", device, place.unet, place.channelsLast);
+    const auto unetConfig = nn::UNetConfig::fromJson(ck.configs.at("unet"));
+    m->unet = loadNet([&] { return nn::UNet2DConditionModel(unetConfig); }, ck.components.at("unet"), where + "unet", device,
+                      place.unet, place.channelsLast);
     const auto vaeConfig = nn::VaeConfig::fromJson(ck.configs.at("vae"));
     m->placement.vae = vaeDtype(place, vaeConfig, m->isXl());
     next("vae");
-    m->vae = loadNet(nn::AutoencoderKL(vaeConfig), ck.components.at("vae"), where + "vae", device, m->placement.vae,
-                     place.channelsLast);
+    m->vae = loadNet([&] { return nn::AutoencoderKL(vaeConfig); }, ck.components.at("vae"), where + "vae", device,
+                     m->placement.vae, place.channelsLast);
     if (ck.components.count("text_encoder")) {
         next("text_encoder");
         m->textEncoder = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
