@@ -143,9 +143,14 @@ void PresetDialog::fillRow(int row) {
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Attention, attention);
-    auto* offload = combo({"none", "model", "sequential", "group"}, int(plan.offload), "offload" + suffix, m_table);
-    connect(offload, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row](int i) {
-        m_presets[size_t(row)].preset.plan.offload = memory::Offload(i);
+    // The last entry is group offload with its stored copies on disk (memory-mapped) rather than in RAM.
+    const int diskEntry = int(memory::Offload::Group) + 1;
+    auto* offload = combo({"none", "model", "sequential", "group", tr("group, on disk")},
+                          plan.offloadToDisk ? diskEntry : int(plan.offload), "offload" + suffix, m_table);
+    connect(offload, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row, diskEntry](int i) {
+        auto& p = m_presets[size_t(row)].preset.plan;
+        p.offloadToDisk = i == diskEntry;
+        p.offload = p.offloadToDisk ? memory::Offload::Group : memory::Offload(i);
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Offload, offload);

@@ -49,7 +49,8 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
          {"vae_upcast", p.vaeUpcast}, {"attention", attentionName(p.attention)},
          {"attention_slice_size", p.attentionSliceSize}, {"query_chunk_size", p.queryChunkSize},
          {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"vae_tile_size", p.vaeTileSize}, {"channels_last", p.channelsLast},
-         {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks}, {"fp8_storage", p.fp8Storage},
+         {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks},
+         {"offload_to_disk", p.offloadToDisk}, {"fp8_storage", p.fp8Storage},
          {"threads", p.threads}, {"swap_models", p.swapModels}};
 }
 
@@ -76,6 +77,7 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("channels_last", p.channelsLast);
     if (j.contains("offload")) p.offload = parseEnum(j.at("offload"), "offload", kOffloads);
     get("group_blocks", p.groupBlocks);
+    get("offload_to_disk", p.offloadToDisk);
     get("fp8_storage", p.fp8Storage);
     get("threads", p.threads);
     get("swap_models", p.swapModels);
@@ -88,6 +90,7 @@ void validate(const MemoryPlan& p) {
     if (p.attentionSliceSize < 0) fail("attention slice size must be 0 (auto) or positive");
     if (p.queryChunkSize < 1) fail("query chunk size must be positive");
     if (p.groupBlocks < 0) fail("group offload needs 0 (leaf level) or more blocks per group");
+    if (p.offloadToDisk && p.offload != Offload::Group) fail("offload to disk works with group offload only");
     if (p.vaeTileSize < 0 || p.vaeTileSize % 8) fail("VAE tile size must be 0 (the VAE's own) or a multiple of 8 pixels");
     if (!p.fp8Storage.empty() && p.fp8Storage != "e4m3fn" && p.fp8Storage != "e5m2")
         fail("fp8 storage '" + p.fp8Storage + "' is unknown (use e4m3fn or e5m2, or leave it empty)");

@@ -34,6 +34,9 @@ struct MemoryPlan {
     bool channelsLast = false;
     Offload offload = Offload::None;
     int groupBlocks = 1;                   // Group offload: blocks per group; 0 = leaf level (each layer a group)
+    // Group offload: the stored copies live in a memory-mapped file (in $DD_OFFLOAD_DIR, else the temp folder)
+    // instead of RAM, for machines whose RAM cannot hold the model either (diffusers' offload_to_disk_path).
+    bool offloadToDisk = false;
     std::string fp8Storage;                // "", "e4m3fn", "e5m2": UNet weights stored in fp8, upcast per layer to unet precision
     int threads = 0;                       // CPU threads for torch (0 = torch's default)
     // A second model in the run (the SDXL refiner): false keeps both on the device (the 24 GB row); true

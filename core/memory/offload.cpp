@@ -12,10 +12,15 @@
 #define DD_OFFLOAD_CUDA 1
 #endif
 
+#include "core/io/safetensors.h"
+
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace dd::memory {
 
@@ -74,7 +79,8 @@ bool castsToFp8(const std::string& name, const torch::nn::Module& leaf) {
 NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& config, ResidencyLedger& ledger)
     : m_config(config), m_ledger(ledger) {
     torch::NoGradGuard noGrad;
-    const bool pin = m_config.compute.is_cuda() && m_config.mode == Offload::Group;
+    const bool toDisk = !m_config.diskFolder.empty() && !sameHome();
+    const bool pin = m_config.compute.is_cuda() && m_config.mode == Offload::Group && !toDisk;
     for (const auto& item : net.named_modules("", /*include_self=*/true)) {
         auto* hooked = dynamic_cast<nn::HookedLeaf*>(item.value().get());
         if (!hooked) {
@@ -88,11 +94,17 @@ NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& conf
         for (auto& p : l.module->parameters(false)) l.params.push_back(p);
         for (auto& b : l.module->buffers(false)) l.params.push_back(b);
         l.storageDtype = m_config.fp8 && castsToFp8(l.name, *l.module) ? *m_config.fp8 : m_config.computeDtype;
-        for (const auto& p : l.params) {
+        for (auto& p : l.params) {
             auto s = p.detach().to(m_config.home, l.storageDtype);
             if (pin) s = s.pin_memory();
             l.stored.push_back(s);
             l.placeholders.push_back(placeholder(p, m_config.computeDtype));
+            // A converted copy (fp8, another device) replaces the loaded weight at once, so the network is never
+            // held twice (a memory-mapped weight also gives its file pages back).
+            if (!s.is_alias_of(p)) {
+                io::releaseMappedPages(p);
+                p.set_data(l.placeholders.back());
+            }
         }
         l.storedBytes = bytesOf(l.stored);
         l.computeBytes = bytesOf(l.stored, m_config.computeDtype);
@@ -100,6 +112,7 @@ NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& conf
         m_leaves.push_back(std::move(l));
         hooked->leafHook = this;
     }
+    if (toDisk) moveStoredCopiesToDisk();
     buildGroups(net);
     for (auto& l : m_leaves) {
         m_ledger.place(&l.stored, m_config.homeLabel, l.storedBytes);
@@ -123,6 +136,33 @@ NetworkOffload::~NetworkOffload() {
         m_ledger.remove(&l.stored);
         m_ledger.remove(&l.onDevice);
         m_ledger.remove(&l.params);
+    }
+}
+
+void NetworkOffload::moveStoredCopiesToDisk() {
+    static std::atomic<int> serial{0};
+    namespace fs = std::filesystem;
+    const fs::path file = fs::path(m_config.diskFolder) /
+                          ("diffusiondesk-offload-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".safetensors");
+    io::TensorMap tensors;
+    for (const auto& l : m_leaves)
+        for (size_t i = 0; i < l.stored.size(); ++i) tensors.emplace(l.name + "#" + std::to_string(i), l.stored[i]);
+    io::writeSafetensors(file.string(), tensors);
+    std::shared_ptr<io::SafetensorsFile> mapped;
+    try {
+        mapped = io::SafetensorsFile::open(file.string());
+    } catch (...) {
+        std::error_code ec;
+        fs::remove(file, ec);
+        throw;
+    }
+    std::error_code ec;
+    fs::remove(file, ec);  // the mapping keeps the data; the name goes now, so no crash can leave it behind
+    tensors.clear();
+    for (auto& l : m_leaves) {
+        for (size_t i = 0; i < l.stored.size(); ++i) {
+            l.stored[i] = mapped->tensor(l.name + "#" + std::to_string(i));  // untouched: no RAM until read
+        }
     }
 }
 
@@ -221,6 +261,7 @@ void NetworkOffload::onload(int g, bool prefetch) {
             l.onDevice.clear();
             for (const auto& s : l.stored) {
                 auto t = copy ? s.to(m_config.compute, l.storageDtype, /*non_blocking=*/s.is_pinned(), /*copy=*/true) : s;
+                if (copy && !m_config.diskFolder.empty()) io::releaseMappedPages(s);  // read once per onload
                 if (m_config.channelsLast && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
                 l.onDevice.push_back(t);
             }

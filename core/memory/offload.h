@@ -17,6 +17,9 @@
 // fp8 leaves (Linear, Conv2d, Embedding whose names match none of diffusers' skip patterns: "norm",
 // "pos_embed", "patch_embed", "^proj_in$", "^proj_out$") are upcast to the compute dtype on entry and the
 // upcast copy is dropped on exit. Every placement is written to the ResidencyLedger.
+// With a disk folder the stored copies are written once to a file there and memory-mapped (the file is unlinked
+// at once, so nothing is left behind even after a crash); after each onload the copied pages are given back,
+// so the host holds only what the page cache keeps: the "disk" row of the ledger.
 #include "core/memory/ledger.h"
 #include "core/memory/memory_plan.h"
 #include "core/nn/layers.h"
@@ -37,6 +40,7 @@ struct OffloadConfig {
     torch::ScalarType computeDtype = torch::kFloat32;
     std::optional<torch::ScalarType> fp8;            // fp8 layerwise storage
     bool channelsLast = false;
+    std::string diskFolder;                          // non-empty: stored copies in a memory-mapped file here
     // Ledger labels. Home and compute are the same place when the labels are equal (no copies are made);
     // on the CPU tests give the compute side its own label to prove the residency bounds.
     std::string homeLabel = "cpu", computeLabel = "cpu";
@@ -91,6 +95,7 @@ private:
     bool sameHome() const { return m_config.homeLabel == m_config.computeLabel; }
     bool castsPerUse(const Leaf& l) const { return l.storageDtype != m_config.computeDtype; }
     void buildGroups(torch::nn::Module& net);
+    void moveStoredCopiesToDisk();
     void onload(int group, bool prefetch);
     void offload(int group);
     void materialise(Leaf& l);

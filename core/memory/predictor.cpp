@@ -204,10 +204,11 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
                            sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; });
     // fp32 safetensors on the CPU are used in place (memory-mapped): a network's weights enter RSS when a
     // stage first touches them and stay (page cache mapped into the process). Converted weights (another
-    // precision, fp16 files, CUDA) are resident from the load on.
+    // precision, fp16 files, CUDA, fp8 stored copies) are resident from the load on.
     const bool inPlace = in.weightsFromFile && !in.cuda && shape.fileBytes >= params * 4 * 95 / 100;
+    const bool fp8 = !plan.fp8Storage.empty();
     auto touched = [&](Precision p, int64_t bytes) { return inPlace && p == Precision::FP32 ? bytes : 0; };
-    const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = touched(plan.unet, unetW),
+    const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = fp8 ? 0 : touched(plan.unet, unetW),
                   lazyVae = vaeFp32 || plan.vae == Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
     const int64_t resident = all - lazyTe - lazyUnet - lazyVae;
 
@@ -216,6 +217,9 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     // largest converted tensor, in the file's dtype and in its new one. Weights used in place convert nothing.
     // With offload on CUDA nothing is on the device yet.
     p.load.weights = offload ? 0 : resident;
+    // fp8 storage: a UNet converted at load holds its load precision until the offload stores it in fp8 (leaf by
+    // leaf, each loaded weight dropped as its copy is made), so the load peaks with the UNet at that precision.
+    if (fp8 && !offload && touched(plan.unet, 1) == 0) p.load.weights += shape.unet.params * (bytesOf(plan.unet) - 1);
     const int64_t fileElement = params > 0 ? std::clamp<int64_t>((shape.fileBytes + params / 2) / params, 1, 4) : 4;
     int64_t transient = 0;
     auto converting = [&](int64_t largestTensor, int64_t lazyBytes, int64_t targetElement) {

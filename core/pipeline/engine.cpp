@@ -485,6 +485,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (env.device.empty() || env.device == "CPU") env.device = device.is_cuda() ? device.str() : "CPU";
     env.attention = attentionLabel(attention);
     env.offload = offload ? memory::offloadName(plan.offload) : "none";
+    if (offload && plan.offloadToDisk) env.offload += " (stored on disk)";
     if (!plan.fp8Storage.empty()) env.offload += ", unet fp8-" + plan.fp8Storage + " storage";
     env.threads = determinism.threads();
     env.deterministic = s.deterministic;

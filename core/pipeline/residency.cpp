@@ -6,6 +6,9 @@
 
 #include <torch/torch.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace dd::pipeline {
 namespace {
 
@@ -15,12 +18,18 @@ int64_t weightBytes(const torch::nn::Module& net) {
     return n;
 }
 
+// Where disk offload writes its (immediately unlinked) files.
+std::string offloadFolder() {
+    if (const char* dir = std::getenv("DD_OFFLOAD_DIR"); dir && *dir) return dir;
+    return std::filesystem::temp_directory_path().string();
+}
+
 } // namespace
 
 // Offload means something only when the compute device is not the CPU (or a test asks for it there).
 std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
     return std::string(offload ? memory::offloadName(plan.offload) : "none") + "/" + std::to_string(plan.groupBlocks) + "/" +
-           plan.fp8Storage;
+           plan.fp8Storage + (offload && plan.offloadToDisk ? "/disk" : "");
 }
 
 // One network under its offload per the plan, or recorded as resident on the device.
@@ -39,7 +48,8 @@ static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::Me
     c.computeDtype = dtype;
     if (isUnet) c.fp8 = fp8;
     c.channelsLast = channelsLast;
-    c.homeLabel = offload ? "cpu" : computeLabel;
+    if (offload && plan.offloadToDisk) c.diskFolder = offloadFolder();
+    c.homeLabel = !offload ? computeLabel : c.diskFolder.empty() ? "cpu" : "disk";
     c.computeLabel = computeLabel;
     r.offloads[net] = std::make_unique<memory::NetworkOffload>(*net, c, r.ledger);
 }

@@ -33,7 +33,7 @@ struct Residency {
     }
 };
 
-// What identifies the placement a plan asks for (offload mode, blocks per group, fp8 storage).
+// What identifies the placement a plan asks for (offload mode, blocks per group, fp8 storage, disk).
 std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
 
 // Puts every network of `m` (or only `only`) under its offload, or records it as resident on the device.

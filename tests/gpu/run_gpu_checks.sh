@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU checks (issue 6; docs/gpu-checks.md). On a machine with an NVIDIA GPU, this repository and a Python
-# with the pinned torch (CUDA build), diffusers and transformers: builds the core and the CLI against that
-# torch, writes full-size random-weight SD 1.5 and SDXL models (no downloads), then for each preset caps this
+# with the pinned torch (CUDA build) and nothing else (no diffusers, no transformers): builds the core and the
+# CLI against that torch, writes full-size random-weight SD 1.5 and SDXL models with dd_random_model from the
+# configs in bench/random-models (no downloads), then for each preset caps this
 # process's CUDA memory to the preset's budget (CUDACachingAllocator::setMemoryFraction, what
 # torch.cuda.set_per_process_memory_fraction does) and generates one image at the preset's resolution,
 # printing one table: preset, model, size, peak VRAM, s/image and what the engine changed to fit.
@@ -33,8 +34,8 @@ die() { say "error: $*"; exit 1; }
 # 1. What this needs, with a clear message for what is missing.
 command -v nvidia-smi >/dev/null || die "no nvidia-smi: this script needs an NVIDIA GPU and its driver"
 command -v cmake >/dev/null || die "cmake is not installed"
-"$PYTHON" - <<'PY' || die "$PYTHON needs torch with CUDA, diffusers and transformers (pip install -r requirements.txt)"
-import torch, diffusers, transformers  # noqa: F401
+"$PYTHON" - <<'PY' || die "$PYTHON needs torch with CUDA (pip install torch==<the pinned version in requirements.txt>)"
+import torch
 assert torch.cuda.is_available(), "torch cannot see a CUDA device"
 print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}")
 PY
@@ -47,7 +48,7 @@ say "configuring $BUILD_DIR"
 cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DDD_BUILD_GUI=OFF -DCMAKE_BUILD_TYPE=Release \
     -DDD_PYTHON="$PYTHON" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; die "cmake configure failed"; }
 say "building with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j "$JOBS" --target diffusiondesk-cli dd_gpu_preset_run >"$BUILD_DIR.build.log" 2>&1 ||
+cmake --build "$BUILD_DIR" -j "$JOBS" --target diffusiondesk-cli dd_gpu_preset_run dd_random_model >"$BUILD_DIR.build.log" 2>&1 ||
     { tail -40 "$BUILD_DIR.build.log"; die "build failed (log: $BUILD_DIR.build.log)"; }
 RUNNER="$BUILD_DIR/bin/dd_gpu_preset_run"
 [[ -x "$RUNNER" ]] || die "the build did not produce $RUNNER"
@@ -55,13 +56,10 @@ RUNNER="$BUILD_DIR/bin/dd_gpu_preset_run"
 # 3. Full-size random-weight models (seeded; written once, reused on the next run).
 mkdir -p "$MODEL_DIR"
 for m in $MODELS_TO_RUN; do
-    case "$m" in
-        sd15) maker="$ROOT/bench/perf/make_sd15_random.py" ;;
-        sdxl) maker="$ROOT/bench/perf/make_sdxl_random.py" ;;
-        *) die "unknown model '$m' in MODELS_TO_RUN (sd15, sdxl)" ;;
-    esac
+    [[ -f "$ROOT/bench/random-models/$m/model_index.json" ]] || die "unknown model '$m' in MODELS_TO_RUN (sd15, sdxl)"
     say "model $m"
-    HF_HUB_OFFLINE=1 "$PYTHON" "$maker" "$MODEL_DIR/$m-random" >&2
+    "$BUILD_DIR/bin/dd_random_model" "$ROOT/bench/random-models/$m" "$MODEL_DIR/$m-random" --dtype fp16 >&2 ||
+        die "could not write the $m model"
 done
 
 # 4. One process per row: each starts from an empty allocator, and its cap applies to it alone.

@@ -48,6 +48,7 @@ private slots:
         p.vaeSlicing = p.vaeTiling = p.channelsLast = true;
         p.offload = Offload::Group;
         p.groupBlocks = 2;
+        p.offloadToDisk = true;
         p.vaeTileSize = 256;
         p.fp8Storage = "e4m3fn";
         p.threads = 4;
@@ -86,6 +87,7 @@ private slots:
         check([](MemoryPlan& p) { p.vaeTileSize = 100; }, "multiple of 8");
         check([](MemoryPlan& p) { p.fp8Storage = "e3m4"; }, "fp8 storage 'e3m4'");
         check([](MemoryPlan& p) { p.threads = -2; }, "threads");
+        check([](MemoryPlan& p) { p.offload = Offload::Model; p.offloadToDisk = true; }, "offload to disk works with group offload only");
     }
 
     void presetFileErrorsNameTheFile() {

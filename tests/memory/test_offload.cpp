@@ -69,6 +69,16 @@ std::pair<int64_t, int64_t> fp8Bytes(torch::nn::Module& unet) {
     return {fp8, bf16};
 }
 
+// Disk offload files mapped into this process (their names are unlinked: "(deleted)" in /proc/self/maps).
+int mappedOffloadFiles() {
+    QFile maps("/proc/self/maps");
+    if (!maps.open(QIODevice::ReadOnly)) return -1;
+    int n = 0;
+    for (const auto& line : maps.readAll().split('\n'))
+        if (line.contains("diffusiondesk-offload-") && line.contains("(deleted)")) ++n;
+    return n;
+}
+
 bool isPlaceholder(const torch::Tensor& w) { return w.isnan().all().item<bool>(); }
 
 double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
@@ -222,6 +232,56 @@ private slots:
         QVERIFY(!memory::castsToFp8("proj_in", *m->unet->conv_in));        // ^proj_in$
         QVERIFY(memory::castsToFp8("down_blocks.1.attentions.0.proj_in", *m->unet->conv_in));
         QVERIFY(!memory::castsToFp8("pos_embed", *m->unet->conv_in));
+    }
+
+    // Disk-backed group offload: the stored copies are a memory-mapped file whose name is gone as soon as it is
+    // mapped (nothing left behind, even by a crash); the ledger counts them on "disk", none in RAM.
+    void groupOffloadToDiskKeepsTheStoredCopiesInAMappedFile() {
+        auto m = demo();
+        const auto in = unetInputs();
+        const auto plain = runUnet(*m, nullptr, in);
+        const int64_t total = weightBytes(*m->unet);
+        QTemporaryDir folder;
+        auto c = onCompute(Offload::Group, 1);
+        c.diskFolder = folder.path().toStdString();
+        c.homeLabel = "disk";
+        {
+            memory::ResidencyLedger ledger;
+            memory::NetworkOffload offload(*m->unet, c, ledger);
+            QVERIFY(QDir(folder.path()).isEmpty());
+            QVERIFY(mappedOffloadFiles() > 0);
+            QCOMPARE(ledger.resident("disk"), total);
+            QCOMPARE(ledger.resident("cpu"), int64_t(0));
+            for (int use = 0; use < 2; ++use) {
+                const auto out = runUnet(*m, &offload, in);
+                QVERIFY(torch::equal(out, plain));
+                QVERIFY(ledger.peak("compute") <= offload.groupBound());
+                QCOMPARE(ledger.resident("compute"), int64_t(0));
+            }
+        }
+        // The network has its weights back (views of the mapped file: still not in RAM until used)...
+        QVERIFY(torch::equal(runUnet(*m, nullptr, in), plain));
+        // ...and the file is unmapped with the last of them.
+        m.reset();
+        QCOMPARE(mappedOffloadFiles(), 0);
+    }
+
+    void diskOffloadThroughTheEngineGivesThePlainImage() {
+        QTemporaryDir folder;
+        qputenv("DD_OFFLOAD_DIR", folder.path().toUtf8());
+        pipeline::Engine engine;
+        const auto plain = generate(engine, base());
+        engine.setTestHooks({true, {}});
+        auto s = base();
+        s.plan.offload = Offload::Group;
+        s.plan.offloadToDisk = true;
+        const auto r = generate(engine, s);
+        QCOMPARE(r.environment.offload, std::string("group (stored on disk)"));
+        QVERIFY(r.images.at(0).rgb == plain.images.at(0).rgb);
+        QVERIFY(engine.ledger().resident("disk") > 0);
+        QCOMPARE(engine.ledger().resident("cpu"), int64_t(0));
+        QVERIFY(QDir(folder.path()).isEmpty());
+        qunsetenv("DD_OFFLOAD_DIR");
     }
 
     void everyModeThroughTheEngineGivesThePlainImage_data() {

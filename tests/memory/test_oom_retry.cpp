@@ -235,6 +235,37 @@ private slots:
         QVERIFY(r.images.at(0).rgb == generate(direct, s).images.at(0).rgb);
     }
 
+    void loadStepsDownThroughThePresetsAndTheEngineSurvives() {
+        // Out of memory while loading (host allocation failure): the load is retried with the next lower preset.
+        const auto rows = cpuPresets();
+        pipeline::Engine direct, recovering;
+        auto hooks = failAt("load", {0}, /*badAlloc=*/true);
+        hooks.presets = &rows;
+        recovering.setTestHooks(hooks);
+        const auto r = generate(recovering, base());
+        QVERIFY(mentions(r.warnings, "out of memory in load: retried with preset big"));
+        QCOMPARE(r.settings.preset, std::string("big"));
+        auto s = base();
+        s.plan = r.settings.plan;
+        s.preset = "big";
+        QVERIFY(r.images.at(0).rgb == generate(direct, s).images.at(0).rgb);
+        // Every load attempt fails: a clear message naming the stage and what was tried, not a crash...
+        auto always = failAt("load", {0, 1, 2, 3, 4, 5, 6, 7});
+        always.presets = &rows;
+        pipeline::Engine failing;
+        failing.setTestHooks(always);
+        try {
+            generate(failing, base());
+            QFAIL("expected an out-of-memory error");
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("out of memory") != std::string::npos && what.find("load") != std::string::npos, e.what());
+        }
+        // ...and the same engine generates once memory is there again.
+        failing.setTestHooks({});
+        QVERIFY(generate(failing, base()).images.at(0).rgb == generate(direct, base()).images.at(0).rgb);
+    }
+
     void encodeStepsDownThroughThePresets() {
         // Two failures: "big", then "small" (model offload, run on the CPU through the test hook).
         const auto rows = cpuPresets();

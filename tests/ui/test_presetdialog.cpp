@@ -67,6 +67,12 @@ private slots:
         QVERIFY(plan.attention == dd::memory::Attention::Sliced);
         QVERIFY(plan.offload == dd::memory::Offload::Sequential);
         QCOMPARE(plan.fp8Storage, std::string("e4m3fn"));
+        QVERIFY(!plan.offloadToDisk);
+        // "group, on disk": group offload with the stored copies memory-mapped from a file; back to "group" clears it.
+        d.findChild<QComboBox*>("offload_0")->setCurrentText("group, on disk");
+        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && d.selectedPreset().plan.offloadToDisk);
+        d.findChild<QComboBox*>("offload_0")->setCurrentText("group");
+        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && !d.selectedPreset().plan.offloadToDisk);
         // Other rows keep their own plans.
         d.selectRow(1);
         QVERIFY(!d.selectedPreset().plan.vaeTiling);
