@@ -41,7 +41,7 @@ sanitized_suites() {
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-asan -j"$jobs"
   ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1500 -LE slow
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1500 -LE 'slow|rss'
   echo "== ThreadSanitizer: the tests that drive the engine worker and queue threads"
   cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
@@ -72,9 +72,14 @@ echo "== fuzz and sanitizers: every parser fuzzed ${DD_FUZZ_SECONDS:-60} s, the 
 [ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake -S . -B build-fuzz -DDD_BUILD_GUI=ON -DDD_BUILD_FUZZ=ON -DDD_SANITIZE=address,undefined \
   -DDD_FIXTURES_DIR="$root/build/fixtures" -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target dd_fuzzers dd_pure_tests dd_resources
-ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
-  ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 1500 -L pure
+if [ "$mode" = --ci ]; then
+  # The whole suite runs under ASan + UBSan below (build-asan), the torch-free tests with it.
+  cmake --build build-fuzz -j"$jobs" --target dd_fuzzers
+else
+  cmake --build build-fuzz -j"$jobs" --target dd_fuzzers dd_pure_tests dd_resources
+  ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
+    ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 1500 -L pure
+fi
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
 
 if [ "$mode" = --ci ]; then

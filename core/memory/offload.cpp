@@ -79,40 +79,13 @@ bool castsToFp8(const std::string& name, const torch::nn::Module& leaf) {
 NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& config, ResidencyLedger& ledger)
     : m_config(config), m_ledger(ledger) {
     torch::NoGradGuard noGrad;
-    const bool toDisk = !m_config.diskFolder.empty() && !sameHome();
-    const bool pin = m_config.compute.is_cuda() && m_config.mode == Offload::Group && !toDisk;
-    for (const auto& item : net.named_modules("", /*include_self=*/true)) {
-        auto* hooked = dynamic_cast<nn::HookedLeaf*>(item.value().get());
-        if (!hooked) {
-            if (!item.value()->parameters(false).empty() || !item.value()->buffers(false).empty())
-                throw std::logic_error("offload: module '" + item.key() + "' owns weights outside a guarded leaf layer");
-            continue;
-        }
-        Leaf l;
-        l.module = item.value().get();
-        l.name = item.key();
-        for (auto& p : l.module->parameters(false)) l.params.push_back(p);
-        for (auto& b : l.module->buffers(false)) l.params.push_back(b);
-        l.storageDtype = m_config.fp8 && castsToFp8(l.name, *l.module) ? *m_config.fp8 : m_config.computeDtype;
-        for (auto& p : l.params) {
-            auto s = p.detach().to(m_config.home, l.storageDtype);
-            if (pin) s = s.pin_memory();
-            l.stored.push_back(s);
-            l.placeholders.push_back(placeholder(p, m_config.computeDtype));
-            // A converted copy (fp8, another device) replaces the loaded weight at once, so the network is never
-            // held twice (a memory-mapped weight also gives its file pages back).
-            if (!s.is_alias_of(p)) {
-                io::releaseMappedPages(p);
-                p.set_data(l.placeholders.back());
-            }
-        }
-        l.storedBytes = bytesOf(l.stored);
-        l.computeBytes = bytesOf(l.stored, m_config.computeDtype);
-        m_leafIndex[l.module] = m_leaves.size();
-        m_leaves.push_back(std::move(l));
-        hooked->leafHook = this;
+    try {
+        storeLeaves(net);
+        if (!m_config.diskFolder.empty() && !sameHome()) moveStoredCopiesToDisk();
+    } catch (...) {
+        undoStoring();  // out of memory or disk: the network gets its weights back and no hook points here
+        throw;
     }
-    if (toDisk) moveStoredCopiesToDisk();
     buildGroups(net);
     for (auto& l : m_leaves) {
         m_ledger.place(&l.stored, m_config.homeLabel, l.storedBytes);
@@ -136,6 +109,52 @@ NetworkOffload::~NetworkOffload() {
         m_ledger.remove(&l.stored);
         m_ledger.remove(&l.onDevice);
         m_ledger.remove(&l.params);
+    }
+}
+
+void NetworkOffload::storeLeaves(torch::nn::Module& net) {
+    const bool pin = m_config.compute.is_cuda() && m_config.mode == Offload::Group && m_config.diskFolder.empty();
+    for (const auto& item : net.named_modules("", /*include_self=*/true)) {
+        auto* hooked = dynamic_cast<nn::HookedLeaf*>(item.value().get());
+        if (!hooked) {
+            if (!item.value()->parameters(false).empty() || !item.value()->buffers(false).empty())
+                throw std::logic_error("offload: module '" + item.key() + "' owns weights outside a guarded leaf layer");
+            continue;
+        }
+        m_leafIndex[item.value().get()] = m_leaves.size();
+        Leaf& l = m_leaves.emplace_back();
+        l.module = item.value().get();
+        l.name = item.key();
+        for (auto& p : l.module->parameters(false)) l.params.push_back(p);
+        for (auto& b : l.module->buffers(false)) l.params.push_back(b);
+        l.storageDtype = m_config.fp8 && castsToFp8(l.name, *l.module) ? *m_config.fp8 : m_config.computeDtype;
+        for (auto& p : l.params) {
+            auto s = p.detach().to(m_config.home, l.storageDtype);
+            if (pin) s = s.pin_memory();
+            l.stored.push_back(s);
+            l.placeholders.push_back(placeholder(p, m_config.computeDtype));
+            // A converted copy (fp8, another device) replaces the loaded weight at once, so the network is never
+            // held twice (a memory-mapped weight also gives its file pages back).
+            if (!s.is_alias_of(p)) {
+                io::releaseMappedPages(p);
+                p.set_data(l.placeholders.back());
+            }
+        }
+        l.storedBytes = bytesOf(l.stored);
+        l.computeBytes = bytesOf(l.stored, m_config.computeDtype);
+        hooked->leafHook = this;
+    }
+}
+
+void NetworkOffload::undoStoring() noexcept {
+    try {
+        for (auto& l : m_leaves) {
+            if (auto* hooked = dynamic_cast<nn::HookedLeaf*>(l.module); hooked && hooked->leafHook == this) hooked->leafHook = nullptr;
+            for (size_t i = 0; i < l.stored.size(); ++i)
+                if (!l.stored[i].is_alias_of(l.params[i])) l.params[i].set_data(l.stored[i].to(m_config.computeDtype));
+        }
+    } catch (...) {
+        // Nothing left to give the weights back with: the engine reloads a model whose setup failed.
     }
 }
 

@@ -94,8 +94,10 @@ private:
 
     bool sameHome() const { return m_config.homeLabel == m_config.computeLabel; }
     bool castsPerUse(const Leaf& l) const { return l.storageDtype != m_config.computeDtype; }
-    void buildGroups(torch::nn::Module& net);
+    void storeLeaves(torch::nn::Module& net);
+    void undoStoring() noexcept;
     void moveStoredCopiesToDisk();
+    void buildGroups(torch::nn::Module& net);
     void onload(int group, bool prefetch);
     void offload(int group);
     void materialise(Leaf& l);

@@ -7,17 +7,18 @@
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/sd_model.h"
 
+#include "tests/common/mid_sd1.h"
+
 #include <QtTest>
 #include <torch/torch.h>
 
 #include <filesystem>
-#include <malloc.h>
 
 using namespace dd;
 
 namespace {
 
-const std::string kModel = std::string(DD_FIXTURES_DIR) + "/models/mid-sd1";
+const std::string& kModel = kMidSd1;
 constexpr int64_t MB = 1 << 20;
 
 struct FileSizes {
@@ -61,11 +62,8 @@ class TestLowMemoryLoad : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        if (!std::filesystem::exists(kModel + "/model_index.json"))
-            QSKIP("mid-sd1 fixture missing: run tests/parity/make_fixtures.py build/fixtures");
-        // Freed large blocks go back to the OS at once (glibc would otherwise raise its mmap threshold and keep
-        // them in the heap), so each load is measured from the same baseline.
-        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        DD_REQUIRE_MID_SD1();
+        fixMmapThreshold();
         (void)torch::ones({64, 64}).matmul(torch::ones({64, 64}));  // torch's own start-up memory before any baseline
         m_sizes = fileSizes();
         QVERIFY(m_sizes.total > 500 * MB);

@@ -266,6 +266,38 @@ private slots:
         QCOMPARE(mappedOffloadFiles(), 0);
     }
 
+    // A folder that cannot be written: a clear error, and the network keeps its weights and has no hook left
+    // (fp8: its weights come back upcast from the fp8 copies already made, finite, never NaN placeholders).
+    void diskOffloadThatCannotWriteLeavesTheNetworkWhole() {
+        for (const bool fp8 : {false, true}) {
+            auto m = demo(torch::kBFloat16);
+            const auto in = unetInputs();
+            const auto plain = runUnet(*m, nullptr, in);
+            auto c = onCompute(Offload::Group, 1);
+            c.computeDtype = torch::kBFloat16;
+            if (fp8) c.fp8 = torch::kFloat8_e4m3fn;
+            c.diskFolder = "/nonexistent-folder/offload";
+            c.homeLabel = "disk";
+            memory::ResidencyLedger ledger;
+            try {
+                memory::NetworkOffload offload(*m->unet, c, ledger);
+                QFAIL("expected the disk write to fail");
+            } catch (const std::exception& e) {
+                QVERIFY2(std::string(e.what()).find("/nonexistent-folder/offload") != std::string::npos, e.what());
+            }
+            QVERIFY(m->unet->conv_in->leafHook == nullptr);
+            const auto out = runUnet(*m, nullptr, in);
+            if (fp8) {
+                const double err = relativeError(out, plain);
+                qInfo("fp8 copies given back: relative L2 error %.4f", err);
+                QVERIFY2(torch::isfinite(out).all().item<bool>() && err < 0.15, qPrintable(QString::number(err)));  // e4m3fn rounding, as above
+            }
+            else {
+                QVERIFY(torch::equal(out, plain));
+            }
+        }
+    }
+
     void diskOffloadThroughTheEngineGivesThePlainImage() {
         QTemporaryDir folder;
         qputenv("DD_OFFLOAD_DIR", folder.path().toUtf8());

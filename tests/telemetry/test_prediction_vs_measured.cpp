@@ -5,17 +5,17 @@
 #include "core/memory/predictor.h"
 #include "core/pipeline/engine.h"
 
+#include "tests/common/mid_sd1.h"
+
 #include <QtTest>
 
 #include <cstdio>
-#include <malloc.h>
-#include <filesystem>
 
 using namespace dd;
 
 namespace {
 
-const std::string kModel = std::string(DD_FIXTURES_DIR) + "/models/mid-sd1";
+const std::string& kModel = kMidSd1;
 
 struct Case {
     const char* name;
@@ -48,12 +48,8 @@ class TestPredictionVsMeasured : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        if (!std::filesystem::exists(kModel + "/model_index.json"))
-            QSKIP("mid-sd1 fixture missing: run tests/parity/make_fixtures.py build/fixtures");
-        // glibc raises its mmap threshold each time a large mmapped block is freed, so later cases' tensors would
-        // land in the heap and stay in RSS after their engine is gone (the load stage drifted 1 → 17 % over eight
-        // cases); a fixed threshold gives large blocks back when freed, and each case measures its own peak.
-        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        DD_REQUIRE_MID_SD1();
+        fixMmapThreshold();  // each case measures its own peak
         // The process before any model: the baseline every case starts from.
         m_baseline = memory::sampleMemory().hostRss;
     }
