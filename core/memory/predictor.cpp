@@ -208,7 +208,9 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     const bool inPlace = in.weightsFromFile && !in.cuda && shape.fileBytes >= params * 4 * 95 / 100;
     const bool fp8 = !plan.fp8Storage.empty();
     auto touched = [&](Precision p, int64_t bytes) { return inPlace && p == Precision::FP32 ? bytes : 0; };
-    const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = fp8 ? 0 : touched(plan.unet, unetW),
+    const bool unetReadInPlace = touched(plan.unet, 1) > 0;
+    // The UNet's fp8 copies are made at load, so an fp8 UNet is resident from then on, read in place or not.
+    const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = unetReadInPlace && !fp8 ? unetW : 0,
                   lazyVae = vaeFp32 || plan.vae == Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
     const int64_t resident = all - lazyTe - lazyUnet - lazyVae;
 
@@ -219,7 +221,7 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     p.load.weights = offload ? 0 : resident;
     // fp8 storage: a UNet converted at load holds its load precision until the offload stores it in fp8 (leaf by
     // leaf, each loaded weight dropped as its copy is made), so the load peaks with the UNet at that precision.
-    if (fp8 && !offload && touched(plan.unet, 1) == 0) p.load.weights += shape.unet.params * (bytesOf(plan.unet) - 1);
+    if (fp8 && !offload && !unetReadInPlace) p.load.weights += shape.unet.params * (bytesOf(plan.unet) - 1);
     const int64_t fileElement = params > 0 ? std::clamp<int64_t>((shape.fileBytes + params / 2) / params, 1, 4) : 4;
     int64_t transient = 0;
     auto converting = [&](int64_t largestTensor, int64_t lazyBytes, int64_t targetElement) {

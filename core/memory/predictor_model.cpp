@@ -100,21 +100,22 @@ ModelShape modelShapeOf(const std::string& model) {
     const io::Checkpoint ck = io::loadCheckpoint(model);
     ModelShape s;
     s.name = std::filesystem::path(model).filename().string();
-    s.unet = unetShape(nn::UNetConfig::fromJson(ck.configs.at("unet")), count(ck.components.at("unet")));
-    s.vae = vaeShape(nn::VaeConfig::fromJson(ck.configs.at("vae")), count(ck.components.at("vae")));
-    if (ck.components.count("text_encoder"))
-        s.textEncoders.push_back(textShape(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
-                                           count(ck.components.at("text_encoder"))));
-    if (ck.components.count("text_encoder_2"))
-        s.textEncoders.push_back(textShape(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
-                                           count(ck.components.at("text_encoder_2"))));
+    const auto& unet = ck.components.at("unet");
+    const auto& vae = ck.components.at("vae");
+    s.unet = unetShape(nn::UNetConfig::fromJson(ck.configs.at("unet")), count(unet));
+    s.unet.largestTensor = largest(unet);
+    s.vae = vaeShape(nn::VaeConfig::fromJson(ck.configs.at("vae")), count(vae));
+    s.vae.largestTensor = largest(vae);
+    for (const std::string name : {"text_encoder", "text_encoder_2"}) {
+        if (!ck.components.count(name)) continue;
+        const auto& weights = ck.components.at(name);
+        const auto& j = ck.configs.at(name);
+        // SDXL's second encoder always has its projection; the first reads its config's architecture.
+        const auto config = name == "text_encoder_2" ? nn::ClipTextConfig::fromJson(j, true) : nn::ClipTextConfig::fromJson(j);
+        s.textEncoders.push_back(textShape(config, count(weights)));
+        s.textEncoders.back().largestTensor = largest(weights);
+    }
     s.fileBytes = weightFileBytes(model);
-    s.unet.largestTensor = largest(ck.components.at("unet"));
-    s.vae.largestTensor = largest(ck.components.at("vae"));
-    const char* encoders[] = {"text_encoder", "text_encoder_2"};
-    size_t i = 0;
-    for (const char* name : encoders)
-        if (ck.components.count(name)) s.textEncoders[i++].largestTensor = largest(ck.components.at(name));
     return s;
 }
 

@@ -154,10 +154,7 @@ ClipTextModel loadClipText(const ClipTextConfig& config, const io::TensorMap& we
         named.emplace(top ? key : "text_model." + key, t);
     }
     // Built without initialisation; each file tensor is converted once, straight to its dtype and device.
-    ClipTextModel model = [&] {
-        const UninitialisedWeights fromFile;
-        return ClipTextModel(config);
-    }();
+    ClipTextModel model = buildForLoading([&] { return ClipTextModel(config); });
     const auto unused = loadWeights(*model, named, source, LoadTarget{device, dtype});
     if (!unused.empty())
         throw io::ModelFileError(source, "weight '" + unused.front() + "' does not belong to a CLIP text encoder with this config (" +

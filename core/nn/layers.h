@@ -64,6 +64,14 @@ private:
     bool m_previous;
 };
 
+// Builds a network every weight of which a loader is about to replace from a file: `build()` runs inside
+// UninitialisedWeights. The loaders (sd_model, clip_text, control_stack) all go through here.
+template <typename Build>
+auto buildForLoading(Build&& build) {
+    const UninitialisedWeights fromFile;
+    return build();
+}
+
 #define DD_GUARDED_FORWARD(Name)                                                                                \
     torch::Tensor forward(const torch::Tensor& x) {                                                             \
         const LeafScope scope(leafHook, *this);                                                                 \

@@ -101,10 +101,7 @@ std::vector<settings::ControlNetSetting> ControlStack::prepare(const SdModel& m,
             if (file.derivedConfig) adoptUnetValues(file.config, m.unet->config());
             const auto config = nn::ControlNetConfig::fromJson(file.config, c.model + (file.derivedConfig ? "" : "/config.json"));
             checkFits(config, m, c.model);
-            nn::ControlNetModel net = [&] {
-                const nn::UninitialisedWeights fromFile;  // every weight comes from the file
-                return nn::ControlNetModel(config);
-            }();
+            nn::ControlNetModel net = nn::buildForLoading([&] { return nn::ControlNetModel(config); });
             const auto unused = nn::loadWeights(*net, file.weights, c.model, nn::LoadTarget{home, dtype});
             if (!unused.empty())
                 throw io::ModelFileError(c.model, "unexpected weight '" + unused.front() + "' (" + std::to_string(unused.size()) +

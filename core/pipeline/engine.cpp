@@ -433,7 +433,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         m_loaded->hash = sameFile || m_loaded->model->isDemo ? hash : modelHashOf(wanted);
         attachOffloads(res, *m_loaded->model, plan, device, offload, computeLabel);
         res.key = placementKey;
-        // The networks' random initial weights were just replaced by the file's: give that heap back.
+        // What the load and the offload setup freed (converted weights' temporaries, the originals of fp8 copies):
+        // give that heap back.
         memory::releaseFreedMemory();
         if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
     }

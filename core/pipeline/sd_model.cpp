@@ -35,10 +35,7 @@ void attachTokenizers(SdModel& m, const io::Checkpoint& ck) {
 template <typename Build>
 auto loadNet(Build build, const io::TensorMap& weights, const std::string& source, torch::Device device,
              torch::ScalarType dtype, bool channelsLast) {
-    auto module = [&] {
-        const nn::UninitialisedWeights fromFile;
-        return build();
-    }();
+    auto module = nn::buildForLoading(build);
     const auto unused = nn::loadWeights(*module, weights, source, nn::LoadTarget{device, dtype});
     if (!unused.empty())
         throw io::ModelFileError(source, "unexpected weight '" + unused.front() + "' (" + std::to_string(unused.size()) +
