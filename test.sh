@@ -17,6 +17,10 @@ case "$mode" in
   *) echo "usage: ./test.sh [--sanitize | --ci]" >&2; exit 2 ;;
 esac
 
+# Each stage's heading says when it began (minutes:seconds since the start): CI's log shows where the time goes.
+stage() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
+stage "setup"
 ./scripts/setup.sh
 
 # ctest runs tests side by side: libgomp's default spin-waiting makes two 2-thread tests on 2 cores up to 30×
@@ -29,20 +33,20 @@ asan_options="detect_leaks=0:abort_on_error=1:strict_string_checks=1:alloc_deall
 ubsan_options="halt_on_error=1:print_stacktrace=1"
 
 fixtures() {
-  echo "== reference fixtures"
+  stage "reference fixtures"
   # DD_SLOW_FIXTURES=1: also the full-size SD 1.5 UNet reference (about 50 s, 1.7 GB) for the "slow" test.
   DD_SLOW_FIXTURES=1 .venv/bin/python tests/parity/make_fixtures.py build/fixtures
 }
 
 sanitized_suites() {
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
   # The project's code is instrumented; libtorch, Qt and OpenCV are not.
   cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined -DDD_SHARED_LIBS=ON \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
-  cmake --build build-asan -j"$jobs"
+  cmake --build build-asan -j"$jobs" --target dd_test_programs
   ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1500 -LE 'slow|rss'
-  echo "== ThreadSanitizer: the tests that drive the engine worker and queue threads"
+  stage "ThreadSanitizer: the tests that drive the engine worker and queue threads"
   cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows
@@ -57,18 +61,18 @@ if [ "$mode" = --sanitize ]; then
   exit 0
 fi
 
-echo "== build"
+stage "build"
 cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON >/dev/null
 cmake --build build -j"$jobs"
 
 fixtures
 
-echo "== tests"
+stage "tests"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500
 
 # build-fuzz is clang with AddressSanitizer + UndefinedBehaviorSanitizer on everything it builds: the libFuzzer
 # targets and, at little extra cost (the torch-free libraries are compiled there anyway), the torch-free tests.
-echo "== fuzz and sanitizers: every parser fuzzed ${DD_FUZZ_SECONDS:-60} s, the torch-free tests under ASan + UBSan"
+stage "fuzz and sanitizers: every parser fuzzed ${DD_FUZZ_SECONDS:-60} s, the torch-free tests under ASan + UBSan"
 [ -f build-fuzz/build.ninja ] || cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake -S . -B build-fuzz -DDD_BUILD_GUI=ON -DDD_BUILD_FUZZ=ON -DDD_SANITIZE=address,undefined \
   -DDD_FIXTURES_DIR="$root/build/fixtures" -DDD_FUZZ_SECONDS="${DD_FUZZ_SECONDS:-60}" >/dev/null
@@ -89,3 +93,4 @@ if [ "$mode" = --ci ]; then
   rm -rf build/bin
   sanitized_suites
 fi
+stage "done"
