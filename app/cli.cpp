@@ -53,7 +53,8 @@ constexpr const char* kUsage =
     "                  --seed --steps --cfg --sampler --size WxH --batch --negative --clip-skip --init --strength\n"
     "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget;\n"
     "                  --dry-run prints that prediction and stops, no --out needed),\n"
-    "                  --device auto|cpu|cuda[:N], --precision fp32|fp16|bf16, --attention sdpa|sdpa-math|sliced|chunked,\n"
+    "                  --device auto|cpu|cuda[:N]|balanced, --max-memory cuda:0=GB[,cuda:1=GB] (balanced: weights per GPU),\n"
+    "                  --precision fp32|fp16|bf16, --attention sdpa|sdpa-math|sliced|chunked,\n"
     "                  --vae sliced|tiled|sliced+tiled, --plan JSON (docs/memory.md)\n"
     "                  LoRA: --lora NAME|PATH[:WEIGHT[:UNET_WEIGHT]] (repeatable; or <lora:name:w> in the prompt),\n"
     "                  --lora-dir DIR (repeatable; also DD_LORA_PATH), --lora-mode merge|side (docs/lora.md)\n"
@@ -183,7 +184,7 @@ void warnIfTooBig(const dd::settings::GenerationSettings& s, const std::vector<s
         const auto preset = findPreset(s.preset);
         dd::memory::PredictInput in;
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
-        in.cuda = s.plan.device.rfind("cuda", 0) == 0 || (s.plan.device == "auto" && dd::memory::cudaDeviceCount() > 0);
+        in.cuda = s.plan.device.rfind("cuda", 0) == 0 || s.plan.device == "balanced" || (s.plan.device == "auto" && dd::memory::cudaDeviceCount() > 0);
         std::vector<std::string> loras;
         for (const auto& tag : dd::text::extractExtraNetworks(s.prompt).loras) loras.push_back(dd::pipeline::findLoraFile(tag.name, loraFolders, false));
         for (const auto& l : s.loras)
@@ -267,6 +268,20 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
         else if (flag == "--preset") dd::memory::applyPreset(findPreset(v), s);
         else if (flag == "--plan") s.plan = nlohmann::json::parse(v).get<dd::memory::MemoryPlan>();
         else if (flag == "--device") s.plan.device = v;
+        else if (flag == "--max-memory") {
+            // cuda:0=8,cuda:1=4.5: gigabytes (2^30 bytes) of weights each GPU may hold under --device balanced.
+            s.plan.maxMemory.clear();
+            for (size_t at = 0; at <= v.size();) {
+                const size_t end = std::min(v.find(',', at), v.size());
+                const std::string item = v.substr(at, end - at);
+                const size_t eq = item.find('=');
+                if (eq == std::string::npos) throw std::invalid_argument("--max-memory expects DEVICE=GB[,DEVICE=GB], e.g. cuda:0=8,cuda:1=4");
+                const double gb = toNumber(flag, item.substr(eq + 1));
+                if (!(gb > 0 && gb < 1e6)) throw std::invalid_argument("--max-memory: " + item + " is not a size in GB");
+                s.plan.maxMemory[item.substr(0, eq)] = int64_t(gb * double(int64_t(1) << 30));
+                at = end + 1;
+            }
+        }
         else if (flag == "--precision") {
             nlohmann::json j = {{"precision", v}};  // one name for all three networks, as in the plan's JSON
             from_json(j, s.plan);

@@ -143,14 +143,20 @@ void PresetDialog::fillRow(int row) {
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Attention, attention);
-    // The last entry is group offload with its stored copies on disk (memory-mapped) rather than in RAM.
-    const int diskEntry = int(memory::Offload::Group) + 1;
-    auto* offload = combo({"none", "model", "sequential", "group", tr("group, on disk")},
-                          plan.offloadToDisk ? diskEntry : int(plan.offload), "offload" + suffix, m_table);
-    connect(offload, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row, diskEntry](int i) {
+    // After the offload modes: group offload with its stored copies on disk (memory-mapped) rather than in RAM,
+    // then no offload but the networks spread over several GPUs (device "balanced": the two exclude each other).
+    const int diskEntry = int(memory::Offload::Group) + 1, balancedEntry = diskEntry + 1;
+    const int offloadEntry = plan.device == "balanced" ? balancedEntry : plan.offloadToDisk ? diskEntry : int(plan.offload);
+    auto* offload = combo({"none", "model", "sequential", "group", tr("group, on disk"), tr("none, balanced over GPUs")},
+                          offloadEntry, "offload" + suffix, m_table);
+    offload->setItemData(balancedEntry, tr("Each network on its own GPU, largest first, within each GPU's memory"),
+                         Qt::ToolTipRole);
+    connect(offload, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row, diskEntry, balancedEntry](int i) {
         auto& p = m_presets[size_t(row)].preset.plan;
         p.offloadToDisk = i == diskEntry;
-        p.offload = p.offloadToDisk ? memory::Offload::Group : memory::Offload(i);
+        p.offload = p.offloadToDisk ? memory::Offload::Group : i == balancedEntry ? memory::Offload::None : memory::Offload(i);
+        if (i == balancedEntry) p.device = "balanced";
+        else if (p.device == "balanced") p.device = "auto";
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Offload, offload);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -51,6 +52,29 @@ struct Mapping {
 
 std::string systemError(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+// Whether every page in [first, last) is still the file's: the mapping is private, so a page written through a
+// view became the process's own copy, and MADV_DONTNEED would throw that write away. /proc/self/pagemap says,
+// per page: bit 63 present, 62 swapped, 61 file-backed. Unreadable: not known to be clean.
+bool onlyFilePages(uintptr_t first, uintptr_t last, uintptr_t page) {
+    const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    std::vector<uint64_t> entries(4096);
+    bool clean = true;
+    for (uintptr_t at = first; clean && at < last;) {
+        const std::size_t n = std::min<std::size_t>(entries.size(), (last - at) / page);
+        const auto bytes = ssize_t(n * sizeof(uint64_t));
+        if (::pread(fd, entries.data(), std::size_t(bytes), off_t(at / page * sizeof(uint64_t))) != bytes) clean = false;
+        for (std::size_t i = 0; clean && i < n; ++i) {
+            const uint64_t e = entries[i];
+            const bool present = (e >> 63) & 1, swapped = (e >> 62) & 1, file = (e >> 61) & 1;
+            clean = !swapped && (!present || file);
+        }
+        at += n * page;
+    }
+    ::close(fd);
+    return clean;
+}
+
 } // namespace
 
 void releaseMappedPages(const torch::Tensor& t) {
@@ -65,7 +89,7 @@ void releaseMappedPages(const torch::Tensor& t) {
     if (end > it->first + it->second) return;  // not inside a mapping
     const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
     const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    if (last > first && onlyFilePages(first, last, page)) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 torch::ScalarType toTorch(DType d) {

@@ -48,7 +48,10 @@ private:
 // any other tensor). For a loader that has copied the tensor to another dtype or device and will not read the
 // view again: the file's pages would otherwise stay in the process's memory until the mapping is unmapped, so
 // loading a 4 GB file into bf16 or onto a GPU would hold the whole file at once. Pages are re-read from the
-// file if the view is read after all; only pages wholly inside the tensor's bytes are given back.
+// file if the view is read after all; only pages wholly inside the tensor's bytes are given back, and only when
+// none of them was written through the view (a written page of the private mapping is the process's own copy:
+// giving it back would lose the write). Also what the engine does on the CPU with a network's zero-copy weights
+// between uses (nn::releaseMappedWeights).
 void releaseMappedPages(const torch::Tensor& t);
 
 torch::ScalarType toTorch(DType d);

@@ -52,6 +52,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
          {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks},
          {"offload_to_disk", p.offloadToDisk}, {"fp8_storage", p.fp8Storage},
          {"threads", p.threads}, {"swap_models", p.swapModels}};
+    if (!p.maxMemory.empty()) j["max_memory"] = p.maxMemory;
 }
 
 void from_json(const nlohmann::json& j, MemoryPlan& p) {
@@ -81,12 +82,32 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("fp8_storage", p.fp8Storage);
     get("threads", p.threads);
     get("swap_models", p.swapModels);
+    if (const auto it = j.find("max_memory"); it != j.end()) {
+        // Each cap read as a checked whole number (io::jsonAs), the key in any message.
+        std::map<std::string, int64_t> caps;
+        if (!it->is_object())
+            throw nlohmann::json::type_error::create(302, std::string("max_memory: type must be object, but is ") + it->type_name(), nullptr);
+        for (const auto& [device, bytes] : it->items()) {
+            int64_t cap = 0;
+            settings::readIfPresent(*it, device.c_str(), cap);
+            caps[device] = cap;
+        }
+        p.maxMemory = std::move(caps);
+    }
 }
 
 void validate(const MemoryPlan& p) {
     auto fail = [](const std::string& m) { throw std::invalid_argument("memory plan: " + m); };
-    if (p.device != "auto" && p.device != "cpu" && p.device.rfind("cuda", 0) != 0)
-        fail("device '" + p.device + "' is unknown (use auto, cpu, cuda or cuda:N)");
+    if (p.device != "auto" && p.device != "cpu" && p.device != "balanced" && p.device.rfind("cuda", 0) != 0)
+        fail("device '" + p.device + "' is unknown (use auto, cpu, cuda, cuda:N or balanced)");
+    if (p.device == "balanced" && p.offload != Offload::None)
+        fail("balanced placement keeps each network on one device: it cannot be combined with offload (choose one)");
+    for (const auto& [device, bytes] : p.maxMemory) {
+        const bool cudaIndex = device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+                               device.find_first_not_of("0123456789", 5) == std::string::npos;
+        if (!cudaIndex) fail("max_memory names device '" + device + "': use cuda:N");
+        if (bytes <= 0) fail("max_memory for " + device + " must be positive");
+    }
     if (p.attentionSliceSize < 0) fail("attention slice size must be 0 (auto) or positive");
     if (p.queryChunkSize < 1) fail("query chunk size must be positive");
     if (p.groupBlocks < 0) fail("group offload needs 0 (leaf level) or more blocks per group");

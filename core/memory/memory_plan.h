@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,11 @@ enum class Attention { Sdpa, SdpaMath, Sliced, Chunked };
 enum class Offload { None, Model, Sequential, Group };
 
 struct MemoryPlan {
-    std::string device = "auto";           // "auto" (CUDA when present), "cpu", "cuda", "cuda:1"
+    std::string device = "auto";           // "auto" (CUDA when present), "cpu", "cuda", "cuda:1", "balanced"
+    // device "balanced": the networks spread over the CUDA devices, largest first, each device holding at most
+    // its cap in weights (diffusers' device_map="balanced" with max_memory). Caps by device ("cuda:0"); a device
+    // not named here: its total memory.
+    std::map<std::string, int64_t> maxMemory;
     Precision unet = Precision::FP32;
     Precision textEncoder = Precision::FP32;
     Precision vae = Precision::FP32;

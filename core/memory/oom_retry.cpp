@@ -17,7 +17,9 @@ std::optional<Fallback> lowerPreset(const FrugalState& s, const RetryContext& ct
     for (const auto* p : gpu) {
         if (p->budgetBytes >= below || p->name == s.preset) continue;
         MemoryPlan plan = p->plan;
-        plan.device = s.plan.device;
+        // A balanced placement cannot offload: a preset that offloads runs on the first GPU instead.
+        plan.device = s.plan.device == "balanced" && plan.offload != Offload::None ? "auto" : s.plan.device;
+        plan.maxMemory = s.plan.maxMemory;
         plan.threads = s.plan.threads;
         if (plan == s.plan) continue;
         Fallback f{{plan, p->name, s.vaeOnCpu}, "preset " + p->name + " (" + p->strategy + ")", true};

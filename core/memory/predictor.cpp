@@ -24,8 +24,9 @@ constexpr double kFeedForwardTensors = 18.0;
 // [B', C, h, w]-sized tensors alive inside a resnet block of the UNet (input, norm, silu, conv, sum).
 constexpr double kResnetTensors = 5.0;
 // VAE decoder at full resolution: [B, Cin, H, W]-sized tensors alive in the last up block's first resnet
-// (upsampled input, norm, silu, conv output, shortcut).
-constexpr double kVaeSpikeTensors = 3.0;
+// (upsampled input, norm, silu, conv output, shortcut): about four at its peak, as measured on mid-sd1
+// (test_prediction_vs_measured) once the other networks' weights were out of the decode stage.
+constexpr double kVaeSpikeTensors = 4.0;
 // Process RSS of the app before any model (libtorch, its thread pools, resources) and the CUDA context.
 constexpr int64_t kCpuBaseline = int64_t(300) << 20;
 constexpr int64_t kCudaContext = int64_t(600) << 20;
@@ -202,9 +203,10 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
 
     const int64_t params = shape.unet.params + shape.vae.params +
                            sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; });
-    // fp32 safetensors on the CPU are used in place (memory-mapped): a network's weights enter RSS when a
-    // stage first touches them and stay (page cache mapped into the process). Converted weights (another
-    // precision, fp16 files, CUDA, fp8 stored copies) are resident from the load on.
+    // fp32 safetensors on the CPU are used in place (memory-mapped): a network's weights enter RSS when its
+    // stage touches them and leave when the stage is done (the engine gives the pages back to the page cache:
+    // nn::releaseMappedWeights). Converted weights (another precision, fp16 files, CUDA, fp8 stored copies) are
+    // resident from the load on.
     const bool inPlace = in.weightsFromFile && !in.cuda && shape.fileBytes >= params * 4 * 95 / 100;
     const bool fp8 = !plan.fp8Storage.empty();
     auto touched = [&](Precision p, int64_t bytes) { return inPlace && p == Precision::FP32 ? bytes : 0; };
@@ -233,18 +235,21 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     p.load.activations = offload || in.cuda ? 0 : transient;
     p.load.peakAt = transient > 0 ? "converting the largest weight" : "weights memory-mapped";
 
-    p.encode.weights = offload ? (in.textCached ? 0 : offloadedShare(plan, teW)) : resident + lazyTe;
+    // Used in place, a token embedding is read only at the prompt's rows: its pages stay in the file.
+    const int64_t untouchedEmbedding =
+        lazyTe > 0 ? sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.vocabSize * t.hiddenSize; }) * 4 : 0;
+    p.encode.weights = offload ? (in.textCached ? 0 : offloadedShare(plan, teW)) : resident + lazyTe - untouchedEmbedding;
     p.encode.activations = in.textCached ? 0 : textEncoderActivations(shape.textEncoders, in);
     p.encode.peakAt = in.textCached ? "text encoding cached" : "text encoder";
 
     const int64_t f = shape.vae.scaleFactor();
     const auto unet = unetActivations(shape.unet, in, f);
-    p.denoise.weights = offload ? offloadedShare(plan, unetW) : resident + lazyTe + lazyUnet;
+    p.denoise.weights = offload ? offloadedShare(plan, unetW) : resident + lazyUnet;
     p.denoise.activations = unet.activations;
     p.denoise.peakAt = unet.peakAt;
 
     const auto vae = vaeDecodeActivations(shape.vae, in, vaeDtype);
-    p.decode.weights = offload ? offloadedShare(plan, vaeW) : all;
+    p.decode.weights = offload ? offloadedShare(plan, vaeW) : resident + lazyVae;
     p.decode.activations = vae.activations;
     p.decode.peakAt = vae.peakAt;
 
@@ -396,6 +401,7 @@ ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::jso
         s.intermediateSize = configValue<int64_t>(t, "intermediate_size", 2048);
         s.heads = configValue<int64_t>(t, "num_attention_heads", 8);
         s.tokens = configValue<int64_t>(t, "max_position_embeddings", 77);
+        s.vocabSize = configValue<int64_t>(t, "vocab_size", 49408);
         m.textEncoders.push_back(s);
     }
     return m;

@@ -53,6 +53,7 @@ struct TextEncoderShape {
     int64_t intermediateSize = 3072;
     int64_t heads = 12;
     int64_t tokens = 77;
+    int64_t vocabSize = 49408;                    // vocab_size: rows of the token embedding
 };
 struct ModelShape {
     std::string name;                             // for messages

@@ -48,6 +48,7 @@ TextEncoderShape textShape(const nn::ClipTextConfig& c, int64_t params) {
     t.intermediateSize = c.intermediateSize;
     t.heads = c.numAttentionHeads;
     t.tokens = c.maxPositionEmbeddings;
+    t.vocabSize = c.vocabSize;
     return t;
 }
 

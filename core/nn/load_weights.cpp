@@ -43,4 +43,9 @@ std::vector<std::string> loadWeights(torch::nn::Module& module, const io::Tensor
     return unused;
 }
 
+void releaseMappedWeights(torch::nn::Module& module) {
+    for (const auto& p : module.parameters()) io::releaseMappedPages(p);
+    for (const auto& b : module.buffers()) io::releaseMappedPages(b);
+}
+
 } // namespace dd::nn

@@ -13,6 +13,8 @@
 #include "core/memory/oom_retry.h"
 #include "core/memory/release_memory.h"
 #include "core/nn/clip_text.h"
+#include "core/nn/load_weights.h"
+#include "core/pipeline/balanced_placement.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
 #include "core/pipeline/lora_stack.h"
@@ -188,11 +190,12 @@ std::string modelHashOf(const std::string& source) {
     return std::filesystem::is_regular_file(source, ec) ? io::hashModelFile(source).shortHash : std::string();
 }
 
-// Where the networks live for `plan` on `device`: model offload keeps them on the CPU between uses.
 // Where a plan keeps the networks between uses. Offload keeps them at home on the CPU and moves them to the
 // compute device per stage; it only means something when that device is not the CPU (tests ask for it there,
-// with the compute side labelled "compute" in the ledger).
+// with the compute side labelled "compute" in the ledger). A balanced placement puts each network on its own
+// device and never offloads.
 struct OffloadSetup {
+    torch::Device device;  // where the UNet runs and the latents live
     bool offload;
     std::string computeLabel;
     torch::Device home;
@@ -200,13 +203,21 @@ struct OffloadSetup {
     std::string key;  // Residency::key once the offloads are attached
 };
 
-OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, torch::Device device, bool offloadOnCpu) {
-    const bool offload = (device.is_cuda() || offloadOnCpu) && plan.offload != memory::Offload::None;
-    const std::string label = device.is_cpu() && offloadOnCpu ? "compute" : device.str();
+OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, const std::string& model, const EngineTestHooks& hooks) {
+    const Placement dtypes{torch::kCPU, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast,
+                           plan.channelsLast};
+    if (plan.device == "balanced") {
+        const Placement p = balancedPlacement(model, plan, dtypes, hooks.balancedStandIns);
+        return {p.device, false, p.labelOf("unet", p.device.str()), p.device, p,
+                offloadKey(plan, false) + "/balanced " + placementSummary(p)};
+    }
+    const torch::Device device = resolveDevice(plan.device);
+    const bool offload = (device.is_cuda() || hooks.offloadOnCpu) && plan.offload != memory::Offload::None;
+    const std::string label = device.is_cpu() && hooks.offloadOnCpu ? "compute" : device.str();
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
-    return {offload, label, home,
-            Placement{home, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast, plan.channelsLast},
-            offloadKey(plan, offload) + "/" + label};
+    Placement placement = dtypes;
+    placement.device = home;
+    return {device, offload, label, home, placement, offloadKey(plan, offload) + "/" + label};
 }
 
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
@@ -300,8 +311,8 @@ LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& pla
         c10::InferenceMode inference;
         const auto t0 = Clock::now();
         const std::string wanted = source.empty() ? kDemoModel : source;
-        const torch::Device device = resolveDevice(plan.device);
-        const OffloadSetup setup = offloadSetupFor(plan, device, m_hooks.offloadOnCpu);
+        const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
+        const torch::Device device = setup.device;
         const Placement& want = setup.placement;
         auto step = [&](const std::string& part, int done, int total) {
             if (cancel.cancelled()) throw Cancelled();
@@ -359,15 +370,16 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
     c10::InferenceMode inference;
     memory::MemoryPlan plan = s.plan;  // out-of-memory recovery may make it more frugal
-    const torch::Device device = resolveDevice(plan.device);
+    const std::string wanted = s.model.empty() ? kDemoModel : s.model;
+    // Offload only means something when the compute device is not the CPU (tests ask for it there, with the
+    // compute side labelled "compute" in the ledger).
+    const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
+    const torch::Device device = setup.device;
     const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
     const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
     GenerationResult result;
     result.settings = s;
 
-    // Offload only means something when the compute device is not the CPU (tests ask for it there, with the
-    // compute side labelled "compute" in the ledger).
-    const OffloadSetup setup = offloadSetupFor(plan, device, m_hooks.offloadOnCpu);
     const bool offload = setup.offload;
     const std::string& computeLabel = setup.computeLabel;
     const torch::Device home = setup.home;
@@ -420,7 +432,6 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
 
     meter.begin();
     auto t0 = Clock::now();
-    const std::string wanted = s.model.empty() ? kDemoModel : s.model;
     const Placement& want = setup.placement;
     const std::string& placementKey = setup.key;
     if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want) || res.key != placementKey) {
@@ -484,6 +495,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     env.torchVersion = torchVersion();
     env.device = device.is_cuda() ? memory::sampleMemory(int(device.index())).deviceName : "CPU";
     if (env.device.empty() || env.device == "CPU") env.device = device.is_cuda() ? device.str() : "CPU";
+    if (plan.device == "balanced") env.device = "balanced: " + placementSummary(placed) + " (" + env.device + ")";
     env.attention = attentionLabel(attention);
     env.offload = offload ? memory::offloadName(plan.offload) : "none";
     if (offload && plan.offloadToDisk) env.offload += " (stored on disk)";
@@ -506,6 +518,13 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     retry.maxHeads = int(*std::max_element(m.unet->config().heads.begin(), m.unet->config().heads.end()));
 
 
+    // A network's weights that are zero-copy file views on the CPU go back to the page cache when its stage is
+    // done (nn::releaseMappedWeights): the process holds only the running stage's weights (a no-op for others).
+    const auto doneWith = [](std::initializer_list<torch::nn::Module*> nets) {
+        for (auto* net : nets)
+            if (net) nn::releaseMappedWeights(*net);
+    };
+
     // --- text encode (or the cache) ---
     meter.begin();
     t0 = Clock::now();
@@ -525,6 +544,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
                 use2(m.textEncoder2 ? res.of(m.textEncoder2.get()) : nullptr);
             ++m_textEncoderRuns;
             auto c = encodeText(m, textSettings, cfg);
+            doneWith({m.textEncoder ? m.textEncoder.get() : nullptr, m.textEncoder2 ? m.textEncoder2.get() : nullptr});
             for (auto* side : {&c.negative, &c.positive})
                 for (auto* t : {&side->embeds, &side->pooled})
                     if (t->defined()) *t = t->to(device);
@@ -538,10 +558,10 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(placed.textEncoder) +
                                       ": the prompt was encoded again in fp32");
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) computeIn(res, **te, home, torch::kFloat32, false);
+                if (*te) computeIn(res, **te, torch::kFloat32, false);
             c = encodeOn();
             for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) computeIn(res, **te, home, placed.textEncoder, false);
+                if (*te) computeIn(res, **te, placed.textEncoder, false);
         }
         m_loaded->conditioning.insert(key, std::move(c));
         prompts = m_loaded->conditioning.find(key);
@@ -552,8 +572,9 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     // --- denoise ---
     meter.begin();
     const auto latentShape = std::vector<int64_t>{batch, m.unet->config().inChannels, s.height / f, s.width / f};
-    auto toNet = [&](const torch::Tensor& t, torch::ScalarType dtype) {
-        auto x = t.to(device, dtype);
+    // Inputs go where the network is: the UNet's device, or the VAE's (`on`) under a balanced placement.
+    auto toNet = [&](const torch::Tensor& t, torch::ScalarType dtype, std::optional<torch::Device> on = std::nullopt) {
+        auto x = t.to(on.value_or(device), dtype);
         return placed.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
     };
     // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
@@ -605,6 +626,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             const memory::NetworkUse use(res.of(r.textEncoder2.get()));
             ++m_textEncoderRuns;
             auto encoded = encodeText(r, textSettings, cfg);
+            doneWith({r.textEncoder2.get()});
             for (auto* side : {&encoded.negative, &encoded.positive})
                 for (auto* t : {&side->embeds, &side->pooled})
                     if (t->defined()) *t = t->to(device);
@@ -628,8 +650,9 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         torch::Tensor latents;
         if (initImage) {
             const memory::NetworkUse onDevice(res.of(m.vae.get()));
-            const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae);
+            const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae, placed.deviceOf("vae"));
             const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling, plan.vaeTileSize});
+            doneWith({m.vae.get()});
             // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
             const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
             std::vector<torch::Tensor> encoded;
@@ -685,12 +708,14 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         if (refine) denoisers.push_back(refinerSlot.model.get());
         auto computeAll = [&](auto dtypeFor) {
             for (SdModel* d : denoisers)
-                computeIn(res, *d->unet, d->unet->parameters().front().device(), dtypeFor(*d), d->placement.channelsLast);
+                computeIn(res, *d->unet, dtypeFor(*d), d->placement.channelsLast);
         };
         computeAll([](const SdModel&) { return torch::kFloat32; });
         latents = denoise(torch::kFloat32);
         computeAll([](const SdModel& d) { return d.placement.unet; });
     }
+    doneWith({m.unet.get(), refine ? refinerSlot.model->unet.get() : nullptr});
+    for (auto* c : controlNetsOf(controls)) doneWith({c});
     result.memory.denoise = meter.end("denoise");
 
     // --- decode ---
@@ -704,14 +729,14 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
         if (!frugal.vaeOnCpu) {
             const memory::NetworkUse onDevice(res.of(dm.vae.get()));
-            return dm.vae->decodeLatents(toNet(latents, dtype), run);
+            return dm.vae->decodeLatents(toNet(latents, dtype, dm.placement.deviceOf("vae")), run);
         }
         // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
         res.offloads.erase(dm.vae.get());  // gives the leaves their stored copies back
         res.ledger.remove(dm.vae.get());
         placeNetwork(*dm.vae, torch::kCPU, torch::kFloat32, false);
         auto rgb = dm.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
-        placeNetwork(*dm.vae, home, dm.placement.vae, placed.channelsLast);
+        placeNetwork(*dm.vae, offload ? home : dm.placement.deviceOf("vae"), dm.placement.vae, placed.channelsLast);
         attachOffloads(res, dm, plan, device, offload, computeLabel, dm.vae.get());
         return rgb;
     };
@@ -719,10 +744,11 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     if (dm.placement.vae != torch::kFloat32 && !allFinite(rgb)) {
         result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(dm.placement.vae) +
                                   ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
-        computeIn(res, *dm.vae, home, torch::kFloat32, placed.channelsLast);
+        computeIn(res, *dm.vae, torch::kFloat32, placed.channelsLast);
         rgb = decode(torch::kFloat32);
-        computeIn(res, *dm.vae, home, dm.placement.vae, placed.channelsLast);
+        computeIn(res, *dm.vae, dm.placement.vae, placed.channelsLast);
     }
+    doneWith({dm.vae.get()});
     result.images = toImages(rgb);
     result.timings.decodeSeconds = secondsSince(t0);
     result.memory.decode = meter.end("decode");

@@ -3,6 +3,7 @@
 // the text conditioning of recent prompts for it (a run that changes only seed, steps, CFG, sampler or size
 // does not run the text encoders).
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
+#include "core/memory/balanced.h"
 #include "core/memory/ledger.h"
 #include "core/pipeline/generation.h"
 
@@ -31,6 +32,9 @@ struct EngineTestHooks {
     // Offload on the CPU too, with the compute side labelled "compute" in the ledger, so residency there can
     // be told apart from the home copies (normally offload means nothing on the CPU and is skipped).
     bool offloadOnCpu = false;
+    // Plan device "balanced" places on these named devices instead of the CUDA devices: all of them the CPU in
+    // fact, told apart by their names in the ledger, so the placement and its caps can be checked without GPUs.
+    std::vector<memory::DeviceCap> balancedStandIns;
     // Called before every attempt of a stage ("text encode", "denoise", "VAE decode"; attempts count from 0
     // per generate call); it may throw c10::OutOfMemoryError or std::bad_alloc, as a real allocation would.
     std::function<void(const std::string& stage, int attempt)> beforeStageAttempt;

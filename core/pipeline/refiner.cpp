@@ -93,7 +93,9 @@ SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Res
                            torch::Device device, bool offload, const std::string& computeLabel) {
     // Swapping means something only when the networks stay on a device other than home (tests on the CPU label
     // the compute side "compute"); fp8 storage keeps the UNet under an offload at the device, so it stays together.
-    const bool swap = plan.swapModels && !offload && plan.fp8Storage.empty() && (device.is_cuda() || computeLabel == "compute");
+    // A balanced placement puts the refiner's networks on the devices of the base's (not swapped: one device each).
+    const bool swap = plan.swapModels && !offload && plan.fp8Storage.empty() && want.devices.empty() &&
+                      (device.is_cuda() || computeLabel == "compute");
     Placement place = want;
     if (swap) place.device = torch::kCPU;
     std::string wantKey = source + "\n" + r.key + (swap ? "\nswap" : "\ntogether") + "\n" + place.device.str() + "/" +

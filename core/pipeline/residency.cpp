@@ -34,7 +34,7 @@ std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
 
 // One network under its offload per the plan, or recorded as resident on the device.
 static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::MemoryPlan& plan, torch::Device device, bool offload,
-                   const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
+                          const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
     const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
     if (!offload && !(isUnet && fp8)) {
         r.ledger.place(net, computeLabel, weightBytes(*net));
@@ -57,16 +57,18 @@ static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::Me
 // Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
 void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only) {
-    auto attach = [&](torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
-        if (!net || (only && net != only)) return;
-        attachNetwork(r, net, plan, device, offload, computeLabel, dtype, channelsLast, isUnet);
-    };
     const Placement& p = m.placement;
-    attach(m.unet.get(), p.unet, p.channelsLast, true);
-    attach(m.vae.get(), p.vae, p.channelsLast, false);
-    for (auto* te : {&m.textEncoder, &m.textEncoder2}) {
+    // A balanced placement (never offloaded) names each part's own device and ledger label.
+    auto attach = [&](const char* part, torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
+        if (!net || (only && net != only)) return;
+        const torch::Device on = p.devices.empty() ? device : p.deviceOf(part);
+        attachNetwork(r, net, plan, on, offload, p.labelOf(part, computeLabel), dtype, channelsLast, isUnet);
+    };
+    attach("unet", m.unet.get(), p.unet, p.channelsLast, true);
+    attach("vae", m.vae.get(), p.vae, p.channelsLast, false);
+    for (auto [part, te] : {std::pair{"text_encoder", &m.textEncoder}, std::pair{"text_encoder_2", &m.textEncoder2}}) {
         if (!*te) continue;
-        attach(te->get(), p.textEncoder, false, false);
+        attach(part, te->get(), p.textEncoder, false, false);
         if (offload) (*te)->inputDevice = device;
     }
 }
@@ -97,9 +99,9 @@ void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan
 }
 
 // Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
-void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast) {
+void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dtype, bool channelsLast) {
     if (auto* o = r.of(&net)) o->setComputeDtype(dtype);
-    else placeNetwork(net, home, dtype, channelsLast);
+    else placeNetwork(net, net.parameters().front().device(), dtype, channelsLast);  // where it lives
 }
 
 const std::vector<memory::Preset>& shippedPresets() {

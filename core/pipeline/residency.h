@@ -51,8 +51,9 @@ void attachExtraNetwork(Residency& r, torch::nn::Module& net, const memory::Memo
 void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
                               const std::string& computeLabel, const std::function<void()>& edit);
 
-// Changes the dtype a network computes in (the NaN retry): through its offload when it has one.
-void computeIn(const Residency& r, torch::nn::Module& net, torch::Device home, torch::ScalarType dtype, bool channelsLast);
+// Changes the dtype a network computes in (the NaN retry): through its offload when it has one, else in place
+// on the device it lives on.
+void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dtype, bool channelsLast);
 
 // resources/presets/*.json, loaded once.
 const std::vector<memory::Preset>& shippedPresets();

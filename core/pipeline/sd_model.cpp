@@ -62,7 +62,6 @@ void placeNetwork(torch::nn::Module& net, torch::Device device, torch::ScalarTyp
 }
 
 std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& place, const LoadStep& step) {
-    const torch::Device device = place.device;
     if (step) step("checkpoint", 0, 0);
     io::Checkpoint ck = io::loadCheckpoint(path);
     const int parts = 2 + int(ck.components.count("text_encoder") + ck.components.count("text_encoder_2"));
@@ -79,22 +78,24 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& p
     m->placement = place;
     next("unet");
     const auto unetConfig = nn::UNetConfig::fromJson(ck.configs.at("unet"));
-    m->unet = loadNet([&] { return nn::UNet2DConditionModel(unetConfig); }, ck.components.at("unet"), where + "unet", device,
+    m->unet = loadNet([&] { return nn::UNet2DConditionModel(unetConfig); }, ck.components.at("unet"), where + "unet", place.deviceOf("unet"),
                       place.unet, place.channelsLast);
     const auto vaeConfig = nn::VaeConfig::fromJson(ck.configs.at("vae"));
     m->placement.vae = vaeDtype(place, vaeConfig, m->isXl());
     next("vae");
-    m->vae = loadNet([&] { return nn::AutoencoderKL(vaeConfig); }, ck.components.at("vae"), where + "vae", device,
+    m->vae = loadNet([&] { return nn::AutoencoderKL(vaeConfig); }, ck.components.at("vae"), where + "vae", place.deviceOf("vae"),
                      m->placement.vae, place.channelsLast);
     if (ck.components.count("text_encoder")) {
         next("text_encoder");
         m->textEncoder = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder")),
-                                          ck.components.at("text_encoder"), where + "text_encoder", place.textEncoder, device);
+                                          ck.components.at("text_encoder"), where + "text_encoder", place.textEncoder,
+                                          place.deviceOf("text_encoder"));
     }
     if (ck.components.count("text_encoder_2")) {
         next("text_encoder_2");
         m->textEncoder2 = nn::loadClipText(nn::ClipTextConfig::fromJson(ck.configs.at("text_encoder_2"), true),
-                                           ck.components.at("text_encoder_2"), where + "text_encoder_2", place.textEncoder, device);
+                                           ck.components.at("text_encoder_2"), where + "text_encoder_2", place.textEncoder,
+                                           place.deviceOf("text_encoder_2"));
     }
     if (!m->textEncoder && !m->textEncoder2) throw io::ModelFileError(path, "the checkpoint has no text encoder");
     attachTokenizers(*m, ck);
@@ -136,9 +137,9 @@ std::unique_ptr<SdModel> makeDemoModel(const Placement& place) {
     m->textEncoder = nn::ClipTextModel(nn::ClipTextConfig::fromJson(clip, false));
     m->placement = place;
     m->placement.vae = vaeDtype(place, m->vae->config(), false);
-    placeNetwork(*m->unet, place.device, place.unet, place.channelsLast);
-    placeNetwork(*m->vae, place.device, m->placement.vae, place.channelsLast);
-    placeNetwork(*m->textEncoder, place.device, place.textEncoder, false);
+    placeNetwork(*m->unet, place.deviceOf("unet"), place.unet, place.channelsLast);
+    placeNetwork(*m->vae, place.deviceOf("vae"), m->placement.vae, place.channelsLast);
+    placeNetwork(*m->textEncoder, place.deviceOf("text_encoder"), place.textEncoder, false);
     for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(m->unet.get()), static_cast<torch::nn::Module*>(m->vae.get()),
                                    static_cast<torch::nn::Module*>(m->textEncoder.get())})
         net->eval();

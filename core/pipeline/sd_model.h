@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,10 +20,23 @@ namespace dd::pipeline {
 // Where each network lives and in which dtype (from the MemoryPlan). The VAE entry is what the plan asks
 // for; SdModel::placement records what was used (the SDXL VAE stays fp32 when its force_upcast is honoured).
 struct Placement {
-    torch::Device device = torch::kCPU;
+    torch::Device device = torch::kCPU;  // every network's, unless `devices` names another; the UNet's always
     torch::ScalarType unet = torch::kFloat32, textEncoder = torch::kFloat32, vae = torch::kFloat32;
     bool vaeUpcast = true;     // honour the VAE config's force_upcast for SDXL (diffusers' needs_upcasting)
     bool channelsLast = false; // 4-d weights (convolutions) in channels_last
+    // Balanced placement (core/pipeline/balanced_placement.h): a network's own device by part ("vae",
+    // "text_encoder", "text_encoder_2"; the second text encoder goes with the first unless named), and what the
+    // residency ledger calls each part's device where that is not the device's own name (tests' CPU stand-ins).
+    std::map<std::string, torch::Device> devices;
+    std::map<std::string, std::string> labels;
+    torch::Device deviceOf(const std::string& part) const {
+        if (const auto it = devices.find(part); it != devices.end()) return it->second;
+        return part == "text_encoder_2" ? deviceOf("text_encoder") : device;
+    }
+    std::string labelOf(const std::string& part, const std::string& fallback) const {
+        if (const auto it = labels.find(part); it != labels.end()) return it->second;
+        return part == "text_encoder_2" && labels.count("text_encoder") ? labels.at("text_encoder") : fallback;
+    }
     bool operator==(const Placement&) const = default;
 };
 

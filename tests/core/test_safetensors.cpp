@@ -7,8 +7,32 @@
 #include <QtTest>
 
 #include <fstream>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace dd::io;
+
+namespace {
+
+// Pages of `t`'s bytes mapped into this process now (/proc/self/pagemap bit 63: present).
+int64_t residentPages(const torch::Tensor& t) {
+    const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr()) / page,
+               end = (reinterpret_cast<uintptr_t>(t.data_ptr()) + uintptr_t(t.nbytes()) + page - 1) / page;
+    std::vector<uint64_t> entries(end - begin);
+    const int fd = ::open("/proc/self/pagemap", O_RDONLY);
+    const auto bytes = ssize_t(entries.size() * sizeof(uint64_t));
+    const bool read = fd >= 0 && ::pread(fd, entries.data(), size_t(bytes), off_t(begin * sizeof(uint64_t))) == bytes;
+    if (fd >= 0) ::close(fd);
+    if (!read) return -1;
+    int64_t present = 0;
+    for (const uint64_t entry : entries) present += (entry >> 63) & 1;
+    return present;
+}
+
+} // namespace
 
 namespace {
 
@@ -138,6 +162,32 @@ private slots:
         QCOMPARE(t.sum().item<float>(), 256.0f);
         t.mul_(2);  // copy-on-write: never touches the file
         QCOMPARE(SafetensorsFile::open(path)->tensor("w").sum().item<float>(), 256.0f);
+    }
+
+    // Giving a view's pages back (what the loader does after converting a tensor, and the engine after a
+    // network's stage): clean pages leave the process and come back from the file on the next read; a page
+    // written through the view (the private mapping's own copy) is never given back, so no write is lost.
+    void releasedPagesComeBackButWrittenPagesStay() {
+        const std::string path = m_dir.filePath("pages.safetensors").toStdString();
+        const int64_t n = 1 << 20;  // 4 MiB of fp32: whole pages inside each tensor
+        writeSafetensors(path, {{"clean", torch::arange(n, torch::kFloat32)}, {"written", torch::ones({n})}});
+        auto file = SafetensorsFile::open(path);
+        const auto clean = file->tensor("clean"), written = file->tensor("written");
+        const double sum = clean.sum().item<double>();  // every page read: present
+        QVERIFY(residentPages(clean) > 250);
+        releaseMappedPages(clean);
+        const int64_t left = residentPages(clean);
+        QVERIFY2(left >= 0 && left <= 2, qPrintable(QString::number(left)));  // the two end pages, shared with the header and the next tensor
+        QCOMPARE(clean.sum().item<double>(), sum);  // read again from the file
+
+        written.mul_(3);  // copy-on-write: the process's own pages now
+        releaseMappedPages(written);
+        QVERIFY(residentPages(written) > 250);
+        QCOMPARE(written.sum().item<double>(), 3.0 * double(n));
+
+        const auto heap = torch::ones({n});  // not a file view: left alone
+        releaseMappedPages(heap);
+        QCOMPARE(heap.sum().item<double>(), double(n));
     }
 
     void writerLeavesNoPartialFile() {

@@ -154,6 +154,9 @@ private slots:
         auto s = base();
         s.steps = 1;
         s.promptSyntax = "reference";
+        // A bf16 UNet: converted at load, so resident until released (fp32 weights would be used in place from the
+        // file and their pages given back after each stage: never resident after a run).
+        s.plan.unet = memory::Precision::BF16;
         run(e, s);  // torch, the demo model and the allocator's working set are warm
         run(e, s);
         const int64_t baseline = memory::sampleMemory().hostRss;
@@ -166,7 +169,7 @@ private slots:
         const int64_t after = memory::sampleMemory().hostRss;
         qInfo("RSS: baseline %.1f MB, with the %.0f MB model %.1f MB, after switching back %.1f MB",
               baseline / 1e6, bytes / 1e6, loaded / 1e6, after / 1e6);
-        QVERIFY2(loaded - baseline > bytes / 2, "the big model was not resident: the measurement means nothing");
+        QVERIFY2(loaded - baseline > bytes / 4, "the big model was not resident: the measurement means nothing");
         QVERIFY2(after <= baseline * 1.05, qPrintable(QString("RSS %1 MB after the switch, baseline %2 MB")
                                                           .arg(after / 1e6).arg(baseline / 1e6)));
         // releaseModel frees the demo too.

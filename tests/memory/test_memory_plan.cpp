@@ -52,7 +52,9 @@ private slots:
         p.vaeTileSize = 256;
         p.fp8Storage = "e4m3fn";
         p.threads = 4;
+        p.maxMemory = {{"cuda:0", int64_t(8) << 30}, {"cuda:1", 4'000'000'000}};
         const nlohmann::json j = p;
+        QCOMPARE(j.at("max_memory").at("cuda:1").get<int64_t>(), int64_t(4'000'000'000));
         QCOMPARE(j.at("precision").at("text_encoder").get<std::string>(), std::string("bf16"));
         QCOMPARE(j.at("attention").get<std::string>(), std::string("chunked"));
         QVERIFY(j.get<MemoryPlan>() == p);
@@ -88,6 +90,19 @@ private slots:
         check([](MemoryPlan& p) { p.fp8Storage = "e3m4"; }, "fp8 storage 'e3m4'");
         check([](MemoryPlan& p) { p.threads = -2; }, "threads");
         check([](MemoryPlan& p) { p.offload = Offload::Model; p.offloadToDisk = true; }, "offload to disk works with group offload only");
+        check([](MemoryPlan& p) { p.device = "balanced"; p.offload = Offload::Model; }, "cannot be combined with offload");
+        check([](MemoryPlan& p) { p.maxMemory = {{"gpu0", 1}}; }, "max_memory names device 'gpu0': use cuda:N");
+        check([](MemoryPlan& p) { p.maxMemory = {{"cuda:", 1}}; }, "max_memory names device 'cuda:'");
+        check([](MemoryPlan& p) { p.maxMemory = {{"cuda:1", 0}}; }, "max_memory for cuda:1 must be positive");
+        MemoryPlan balanced;
+        balanced.device = "balanced";
+        balanced.maxMemory = {{"cuda:0", 1}, {"cuda:12", 2}};
+        QVERIFY(errorOf([&] { validate(balanced); }).empty());
+        // Caps in a file are whole numbers in range, read by name.
+        const auto e = errorOf([] { nlohmann::json::parse(R"({"max_memory": {"cuda:0": 8e22}})").get<MemoryPlan>(); });
+        QVERIFY2(contains(e, "cuda:0: number 8e+22 is out of range"), e.c_str());
+        const auto e2 = errorOf([] { nlohmann::json::parse(R"({"max_memory": [1, 2]})").get<MemoryPlan>(); });
+        QVERIFY2(contains(e2, "max_memory: type must be object"), e2.c_str());
     }
 
     void presetFileErrorsNameTheFile() {

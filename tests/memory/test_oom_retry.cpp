@@ -148,6 +148,20 @@ private slots:
         QVERIFY(next && next->presetSwitch);
         QCOMPARE(next->state.plan.device, std::string("cuda:1"));
         QCOMPARE(next->state.preset, std::string("6gb"));
+        // A balanced placement stays balanced on a row without offload (6gb here); a row that offloads runs on the
+        // first GPU instead (balanced placement cannot offload), keeping the caps in the plan.
+        state.plan.device = "balanced";
+        state.plan.maxMemory = {{"cuda:0", int64_t(3) << 30}};
+        const auto balanced = memory::nextFallback(Stage::Denoise, state, ctx);
+        QCOMPARE(balanced->state.plan.device, std::string("balanced"));
+        memory::validate(balanced->state.plan);
+        memory::FrugalState at6 = balanced->state;
+        at6.plan.attentionSliceSize = 1;
+        const auto to4 = memory::nextFallback(Stage::Denoise, at6, ctx);
+        QCOMPARE(to4->state.preset, std::string("4gb"));
+        QCOMPARE(to4->state.plan.device, std::string("auto"));
+        QVERIFY(to4->state.plan.maxMemory == state.plan.maxMemory);
+        memory::validate(to4->state.plan);
         // Text encoding goes straight to the presets; from no preset, the largest one first.
         memory::FrugalState none;
         QCOMPARE(memory::nextFallback(Stage::Encode, none, ctx)->state.preset, std::string("12gb"));

@@ -73,6 +73,14 @@ private slots:
         QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && d.selectedPreset().plan.offloadToDisk);
         d.findChild<QComboBox*>("offload_0")->setCurrentText("group");
         QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && !d.selectedPreset().plan.offloadToDisk);
+        // "none, balanced over GPUs": no offload, the networks spread over the GPUs; leaving it leaves "balanced".
+        d.findChild<QComboBox*>("offload_0")->setCurrentText("none, balanced over GPUs");
+        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::None);
+        QCOMPARE(d.selectedPreset().plan.device, std::string("balanced"));
+        dd::memory::validate(d.selectedPreset().plan);
+        d.findChild<QComboBox*>("offload_0")->setCurrentText("model");
+        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Model);
+        QCOMPARE(d.selectedPreset().plan.device, std::string("auto"));
         // Other rows keep their own plans.
         d.selectRow(1);
         QVERIFY(!d.selectedPreset().plan.vaeTiling);
