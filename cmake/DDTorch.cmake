@@ -45,6 +45,13 @@ set(_dd_rpath_link "")
 foreach(d ${_dd_nvidia_lib_dirs})
   string(APPEND _dd_rpath_link ",-rpath-link,${d}")
 endforeach()
+# The CUDA runtime the wheel ships: c10's CUDA headers call it inline (cudaMemGetInfo), so an object of ours that
+# includes them needs it named on the link line (libtorch_cuda only depends on it).
+file(GLOB _dd_cudart ${_dd_site}/nvidia/cu13/lib/libcudart.so.*)
+if(DD_TORCH_CUDA AND _dd_cudart)
+  list(GET _dd_cudart 0 _dd_cudart)
+  target_link_libraries(dd_torch INTERFACE ${_dd_cudart})
+endif()
 if(DD_TORCH_CUDA)
   target_link_libraries(dd_torch INTERFACE
     ${DD_TORCH_LIB_DIR}/libtorch.so ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so

@@ -8,7 +8,7 @@
 namespace dd::io::sf {
 namespace {
 
-const std::vector<std::pair<std::string_view, std::string_view>> kResnet = {
+const std::vector<std::pair<std::string_view, std::string_view>> kVaeResnet = {
     {"norm1", "norm1"}, {"conv1", "conv1"}, {"norm2", "norm2"}, {"conv2", "conv2"}, {"nin_shortcut", "conv_shortcut"}};
 
 // LDM's own q/k/v/proj_out and the names of diffusers' legacy VAE attention.
@@ -16,15 +16,15 @@ const std::vector<std::pair<std::string_view, std::string_view>> kAttention = {
     {"norm", "group_norm"}, {"q", "to_q"},         {"k", "to_k"},         {"v", "to_v"},
     {"proj_out", "to_out.0"}, {"query", "to_q"}, {"key", "to_k"}, {"value", "to_v"}, {"proj_attn", "to_out.0"}};
 
-std::optional<std::string> resnet(const std::string& target, std::string_view rest) {
-    auto renamed = renameHead(rest, kResnet);
+std::optional<std::string> vaeResnet(const std::string& target, std::string_view rest) {
+    auto renamed = renameHead(rest, kVaeResnet);
     return renamed ? std::optional(target + *renamed) : std::nullopt;
 }
 
 std::optional<std::string> mapMid(const std::string& side, const std::vector<std::string_view>& p) {
     const std::string rest = joinDots(p, 3);
     if (p[2] == "block_1" || p[2] == "block_2")
-        return resnet(side + ".mid_block.resnets." + std::string(p[2] == "block_1" ? "0." : "1."), rest);
+        return vaeResnet(side + ".mid_block.resnets." + std::string(p[2] == "block_1" ? "0." : "1."), rest);
     if (p[2] != "attn_1") return std::nullopt;
     auto renamed = renameHead(rest, kAttention);
     return renamed ? std::optional(side + ".mid_block.attentions.0." + *renamed) : std::nullopt;
@@ -38,14 +38,14 @@ std::optional<std::string> mapLevel(const std::string& side, const std::vector<s
         side + (encoder ? ".down_blocks." : ".up_blocks.") + std::to_string(encoder ? *i : levels - 1 - *i) + ".";
     if (p[3] == "block") {
         const auto j = parseIndex(p[4]);
-        return j ? resnet(target + "resnets." + std::string(p[4]) + ".", joinDots(p, 5)) : std::nullopt;
+        return j ? vaeResnet(target + "resnets." + std::string(p[4]) + ".", joinDots(p, 5)) : std::nullopt;
     }
     if (p[3] == (encoder ? "downsample" : "upsample") && p[4] == "conv")
         return target + (encoder ? "downsamplers.0." : "upsamplers.0.") + joinDots(p, 4);
     return std::nullopt;
 }
 
-std::optional<std::string> mapKey(std::string_view key, int levels) {
+std::optional<std::string> mapVaeKey(std::string_view key, int levels) {
     const auto p = splitDots(key);
     if (p.size() == 2 && (p[0] == "quant_conv" || p[0] == "post_quant_conv")) return std::string(key);
     if (p.size() < 3 || (p[0] != "encoder" && p[0] != "decoder")) return std::nullopt;
@@ -63,7 +63,7 @@ std::string findPrefix(const KeyView& keys) {
     return {};
 }
 
-nlohmann::json deriveConfig(const KeyView& keys, const std::string& v, ModelFamily family,
+nlohmann::json deriveVaeConfig(const KeyView& keys, const std::string& v, ModelFamily family,
                             std::vector<std::string>& notes) {
     const int levels = keys.countIndexed(v + "encoder.down.");
     if (levels == 0 || keys.countIndexed(v + "decoder.up.") != levels)
@@ -100,10 +100,10 @@ std::optional<Component> convertVae(const KeyView& keys, ModelFamily family) {
     const std::string prefix = findPrefix(keys);
     if (prefix.empty()) return std::nullopt;
     Component c;
-    c.config = deriveConfig(keys, prefix, family, c.notes);
+    c.config = deriveVaeConfig(keys, prefix, family, c.notes);
     const int levels = c.config["block_out_channels"].size();
     for (const auto& name : keys.withPrefix(prefix)) {
-        const auto mapped = mapKey(std::string_view(name).substr(prefix.size()), levels);
+        const auto mapped = mapVaeKey(std::string_view(name).substr(prefix.size()), levels);
         if (!mapped) {
             c.unmapped.push_back(name);
             continue;

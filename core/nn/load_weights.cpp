@@ -6,15 +6,11 @@
 #include <sstream>
 
 namespace dd::nn {
-namespace {
-
-std::string shapeText(c10::IntArrayRef s) {
+std::string shapeText(c10::IntArrayRef shape) {
     std::ostringstream o;
-    o << s;
+    o << shape;
     return o.str();
 }
-
-} // namespace
 
 std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source,
                                      const std::optional<LoadTarget>& target) {

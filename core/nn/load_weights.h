@@ -26,6 +26,9 @@ struct LoadTarget {
 std::vector<std::string> loadWeights(torch::nn::Module& module, const io::TensorMap& weights, const std::string& source,
                                      const std::optional<LoadTarget>& target = std::nullopt);
 
+// "[320, 4, 3, 3]": a shape in messages.
+std::string shapeText(c10::IntArrayRef shape);
+
 // Gives back the memory pages of `module`'s weights that are zero-copy views of a model file (weights loaded on
 // the CPU in the file's own dtype) and were never written (io::releaseMappedPages); any other weight is left
 // alone. The engine calls it when a network's stage is done: its pages are read again (usually from the page

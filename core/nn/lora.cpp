@@ -2,6 +2,8 @@
 // (kohya names → diffusers names), kohya-ss sd-scripts networks/lora.py (alpha / rank scaling).
 #include "core/nn/lora.h"
 
+#include "core/nn/load_weights.h"
+
 #include "core/io/single_file_parts.h"
 
 #include <torch/torch.h>
@@ -85,12 +87,6 @@ std::optional<std::string> ldmToDiffusers(std::string_view name, int layersPerBl
 torch::Tensor& weightOf(torch::nn::Module* m) {
     if (auto* l = dynamic_cast<LoraLinearImpl*>(m)) return l->weight;
     return dynamic_cast<LoraConv2dImpl*>(m)->weight;
-}
-
-std::string shapeText(c10::IntArrayRef s) {
-    std::ostringstream o;
-    o << s;
-    return o.str();
 }
 
 // down/up in the layer's shape family, or why they do not fit.

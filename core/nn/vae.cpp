@@ -15,11 +15,11 @@ namespace {
 
 constexpr double kEps = 1e-6;  // every VAE GroupNorm
 
-Conv2d conv(int64_t in, int64_t out, int64_t kernel) {
+Conv2d vaeConv(int64_t in, int64_t out, int64_t kernel) {
     return Conv2d(torch::nn::Conv2dOptions(in, out, kernel).padding(kernel / 2));
 }
 
-GroupNorm groupNorm(int64_t groups, int64_t channels) {
+GroupNorm vaeGroupNorm(int64_t groups, int64_t channels) {
     return GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(kEps));
 }
 
@@ -76,14 +76,14 @@ torch::Tensor VaeMidBlockImpl::forward(torch::Tensor x) {
 
 VaeEncoderImpl::VaeEncoderImpl(const VaeConfig& c) {
     const auto& ch = c.blockOutChannels;
-    conv_in = register_module("conv_in", conv(c.inChannels, ch[0], 3));
+    conv_in = register_module("conv_in", vaeConv(c.inChannels, ch[0], 3));
     down_blocks = register_module("down_blocks", torch::nn::ModuleList());
     for (size_t i = 0; i < ch.size(); ++i)
         down_blocks->push_back(
             VaeBlock(i == 0 ? ch[0] : ch[i - 1], ch[i], c.layersPerBlock, c.normGroups, true, i + 1 < ch.size()));
     mid_block = register_module("mid_block", VaeMidBlock(ch.back(), c.normGroups, c.midBlockAddAttention));
-    conv_norm_out = register_module("conv_norm_out", groupNorm(c.normGroups, ch.back()));
-    conv_out = register_module("conv_out", conv(ch.back(), 2 * c.latentChannels, 3));
+    conv_norm_out = register_module("conv_norm_out", vaeGroupNorm(c.normGroups, ch.back()));
+    conv_out = register_module("conv_out", vaeConv(ch.back(), 2 * c.latentChannels, 3));
 }
 
 torch::Tensor VaeEncoderImpl::forward(torch::Tensor x) {
@@ -96,15 +96,15 @@ torch::Tensor VaeEncoderImpl::forward(torch::Tensor x) {
 VaeDecoderImpl::VaeDecoderImpl(const VaeConfig& c) {
     const auto& ch = c.blockOutChannels;
     const size_t n = ch.size();
-    conv_in = register_module("conv_in", conv(c.latentChannels, ch.back(), 3));
+    conv_in = register_module("conv_in", vaeConv(c.latentChannels, ch.back(), 3));
     mid_block = register_module("mid_block", VaeMidBlock(ch.back(), c.normGroups, c.midBlockAddAttention));
     up_blocks = register_module("up_blocks", torch::nn::ModuleList());
     for (size_t i = 0; i < n; ++i) {
         const int64_t prev = i == 0 ? ch[n - 1] : ch[n - i];
         up_blocks->push_back(VaeBlock(prev, ch[n - 1 - i], c.layersPerBlock + 1, c.normGroups, false, i + 1 < n));
     }
-    conv_norm_out = register_module("conv_norm_out", groupNorm(c.normGroups, ch[0]));
-    conv_out = register_module("conv_out", conv(ch[0], c.outChannels, 3));
+    conv_norm_out = register_module("conv_norm_out", vaeGroupNorm(c.normGroups, ch[0]));
+    conv_out = register_module("conv_out", vaeConv(ch[0], c.outChannels, 3));
 }
 
 torch::Tensor VaeDecoderImpl::forward(torch::Tensor z) {
@@ -123,8 +123,8 @@ torch::Tensor LatentDist::sample(std::optional<at::Generator> generator) const {
 AutoencoderKLImpl::AutoencoderKLImpl(const VaeConfig& c, AttentionOptions attention) : m_config(c) {
     encoder = register_module("encoder", VaeEncoder(c));
     decoder = register_module("decoder", VaeDecoder(c));
-    if (c.useQuantConv) quant_conv = register_module("quant_conv", conv(2 * c.latentChannels, 2 * c.latentChannels, 1));
-    if (c.usePostQuantConv) post_quant_conv = register_module("post_quant_conv", conv(c.latentChannels, c.latentChannels, 1));
+    if (c.useQuantConv) quant_conv = register_module("quant_conv", vaeConv(2 * c.latentChannels, 2 * c.latentChannels, 1));
+    if (c.usePostQuantConv) post_quant_conv = register_module("post_quant_conv", vaeConv(c.latentChannels, c.latentChannels, 1));
     setAttention(attention);
 }
 

@@ -26,12 +26,6 @@ std::vector<double> timestepValues(const sched::Scheduler& s) {
     return {t.data_ptr<double>(), t.data_ptr<double>() + t.numel()};
 }
 
-int64_t weightBytes(const torch::nn::Module& net) {
-    int64_t n = 0;
-    for (const auto& p : net.parameters()) n += p.numel() * int64_t(p.element_size());
-    return n;
-}
-
 // Moves the networks of `m` (and `beside`) that are not under an offload (those already go home between uses)
 // and records where they now are.
 void moveResident(Residency& r, SdModel& m, torch::Device to, const std::string& label,

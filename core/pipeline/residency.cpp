@@ -12,12 +12,6 @@
 namespace dd::pipeline {
 namespace {
 
-int64_t weightBytes(const torch::nn::Module& net) {
-    int64_t n = 0;
-    for (const auto& p : net.parameters()) n += p.numel() * int64_t(p.element_size());
-    return n;
-}
-
 // Where disk offload writes its (immediately unlinked) files.
 std::string offloadFolder() {
     if (const char* dir = std::getenv("DD_OFFLOAD_DIR"); dir && *dir) return dir;
@@ -25,6 +19,12 @@ std::string offloadFolder() {
 }
 
 } // namespace
+
+int64_t weightBytes(const torch::nn::Module& net) {
+    int64_t n = 0;
+    for (const auto& p : net.parameters()) n += p.numel() * int64_t(p.element_size());
+    return n;
+}
 
 // Offload means something only when the compute device is not the CPU (or a test asks for it there).
 std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {

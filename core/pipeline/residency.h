@@ -33,6 +33,9 @@ struct Residency {
     }
 };
 
+// Bytes of a network's weights as they are now (what the ledger records for a network that is not offloaded).
+int64_t weightBytes(const torch::nn::Module& net);
+
 // What identifies the placement a plan asks for (offload mode, blocks per group, fp8 storage, disk).
 std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
 
