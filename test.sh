@@ -5,8 +5,10 @@
 #                         DD_FUZZ_SECONDS (default 60 s) and the torch-free tests again under ASan + UBSan
 #   ./test.sh --sanitize  the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), then
 #                         the worker / queue threading tests under ThreadSanitizer (build-tsan)
-#   ./test.sh --ci        both of the above, one after the other (what .ci/run runs); it deletes the plain
-#                         build's objects and programs in between (./run.sh rebuilds them)
+#   ./test.sh --ci        what .ci/run runs: every test once, in the least build time. The plain build compiles
+#                         the product and runs the slow and RSS-bound tests; every parser is fuzzed; then the
+#                         plain build's objects and programs are deleted (./run.sh rebuilds them) and the rest of
+#                         the suite runs under ASan + UBSan, the threading tests under TSan
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"
@@ -61,14 +63,31 @@ if [ "$mode" = --sanitize ]; then
   exit 0
 fi
 
+# The programs of the tests labelled slow or rss (ctest's own listing: a test's command starts with its program).
+slow_and_rss_programs() {
+  ctest --test-dir build --show-only=json-v1 -L 'slow|rss' |
+    python3 -c 'import json, os, sys; print(" ".join(sorted({os.path.basename(t["command"][0]) for t in json.load(sys.stdin)["tests"]})))'
+}
+
 stage "build"
-cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON >/dev/null
-cmake --build build -j"$jobs"
+plain_labels=()
+if [ "$mode" = --ci ]; then
+  # CI runs every test once: the slow and RSS-bound ones here, on the build users get, all the others under
+  # ASan + UBSan below (build-asan). This build compiles the whole product and only those tests' programs.
+  cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON -DDD_TESTS_IN_ALL=OFF >/dev/null
+  cmake --build build -j"$jobs"
+  # shellcheck disable=SC2046  # one word per program
+  cmake --build build -j"$jobs" --target $(slow_and_rss_programs)
+  plain_labels=(-L 'slow|rss')
+else
+  cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON -DDD_TESTS_IN_ALL=ON >/dev/null
+  cmake --build build -j"$jobs"
+fi
 
 fixtures
 
 stage "tests"
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 1500 "${plain_labels[@]}"
 
 # build-fuzz is clang with AddressSanitizer + UndefinedBehaviorSanitizer on everything it builds: the libFuzzer
 # targets and, at little extra cost (the torch-free libraries are compiled there anyway), the torch-free tests.
