@@ -63,12 +63,6 @@ if [ "$mode" = --sanitize ]; then
   exit 0
 fi
 
-# The programs of the tests labelled slow or rss (ctest's own listing: a test's command starts with its program).
-slow_and_rss_programs() {
-  ctest --test-dir build --show-only=json-v1 -L 'slow|rss' |
-    python3 -c 'import json, os, sys; print(" ".join(sorted({os.path.basename(t["command"][0]) for t in json.load(sys.stdin)["tests"]})))'
-}
-
 stage "build"
 plain_labels=()
 if [ "$mode" = --ci ]; then
@@ -76,8 +70,7 @@ if [ "$mode" = --ci ]; then
   # ASan + UBSan below (build-asan). This build compiles the whole product and only those tests' programs.
   cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON -DDD_TESTS_IN_ALL=OFF >/dev/null
   cmake --build build -j"$jobs"
-  # shellcheck disable=SC2046  # one word per program
-  cmake --build build -j"$jobs" --target $(slow_and_rss_programs)
+  cmake --build build -j"$jobs" --target dd_slow_and_rss_programs
   plain_labels=(-L 'slow|rss')
 else
   cmake -S . -B build -G Ninja -DDD_BUILD_GUI=ON -DDD_TESTS_IN_ALL=ON >/dev/null

@@ -6,6 +6,8 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
 
+#include "tests/common/demo_run.h"
+
 #include <torch/torch.h>
 
 #include <QtTest>
@@ -17,14 +19,8 @@ using namespace dd;
 namespace {
 
 settings::GenerationSettings base() {
-    settings::GenerationSettings s;
-    s.model = pipeline::kDemoModel;
-    s.prompt = "a lighthouse at dusk";
-    s.negativePrompt = "blurry";
+    auto s = test::demoSettings();
     s.seed = 5;
-    s.steps = 2;
-    s.width = s.height = 64;
-    s.plan.device = "cpu";
     return s;
 }
 
@@ -33,10 +29,7 @@ settings::GenerationSettings balanced(settings::GenerationSettings s) {
     return s;
 }
 
-pipeline::GenerationResult generate(pipeline::Engine& e, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
-    return e.generate(s, cancel, nullptr);
-}
+const auto generate = test::generateOnce;
 
 int64_t weightBytes(const torch::nn::Module& net) {
     int64_t n = 0;

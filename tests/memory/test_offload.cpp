@@ -6,6 +6,8 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
 
+#include "tests/common/demo_run.h"
+
 #include <torch/torch.h>
 
 #include <QtTest>
@@ -86,22 +88,13 @@ double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 settings::GenerationSettings base() {
-    settings::GenerationSettings s;
-    s.model = pipeline::kDemoModel;
-    s.prompt = "a lighthouse at dusk";
-    s.negativePrompt = "blurry";
+    auto s = test::demoSettings();
     s.seed = 11;
-    s.steps = 2;
     s.sampler = "Euler a";
-    s.width = s.height = 64;
-    s.plan.device = "cpu";
     return s;
 }
 
-pipeline::GenerationResult generate(pipeline::Engine& e, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
-    return e.generate(s, cancel, nullptr);
-}
+const auto generate = test::generateOnce;
 
 } // namespace
 

@@ -5,6 +5,8 @@
 #include "core/memory/oom_retry.h"
 #include "core/pipeline/engine.h"
 
+#include "tests/common/demo_run.h"
+
 #include <c10/util/Exception.h>
 
 #include <QtTest>
@@ -66,15 +68,9 @@ std::vector<std::string> ladder(Stage stage, memory::FrugalState state, const me
 }
 
 settings::GenerationSettings base(int size = 64) {
-    settings::GenerationSettings s;
-    s.model = pipeline::kDemoModel;
-    s.prompt = "a lighthouse at dusk";
-    s.negativePrompt = "blurry";
+    auto s = test::demoSettings(size);  // the decode tests take 128: the demo VAE's tile is 64 px, so tiling really tiles
     s.seed = 5;
-    s.steps = 2;
     s.sampler = "DPM++ 2M";
-    s.width = s.height = size;  // the decode tests take 128: the demo VAE's tile is 64 px, so tiling really tiles
-    s.plan.device = "cpu";
     return s;
 }
 
@@ -89,10 +85,7 @@ pipeline::EngineTestHooks failAt(const std::string& stage, std::set<int> attempt
     return h;
 }
 
-pipeline::GenerationResult generate(pipeline::Engine& e, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
-    return e.generate(s, cancel, nullptr);
-}
+const auto generate = test::generateOnce;
 
 bool mentions(const std::vector<std::string>& warnings, const std::string& text) {
     for (const auto& w : warnings)

@@ -1,0 +1,24 @@
+#pragma once
+// What the engine tests on the built-in demo model start from: a two-step run of one prompt on the CPU, and one
+// generate call nobody cancels. Each test sets what it varies (seed, sampler, size, plan) on top.
+#include "core/pipeline/engine.h"
+
+namespace dd::test {
+
+inline settings::GenerationSettings demoSettings(int size = 64) {
+    settings::GenerationSettings s;
+    s.model = pipeline::kDemoModel;
+    s.prompt = "a lighthouse at dusk";
+    s.negativePrompt = "blurry";
+    s.steps = 2;
+    s.width = s.height = size;
+    s.plan.device = "cpu";
+    return s;
+}
+
+inline pipeline::GenerationResult generateOnce(pipeline::Engine& e, const settings::GenerationSettings& s) {
+    pipeline::CancelToken cancel;
+    return e.generate(s, cancel, nullptr);
+}
+
+} // namespace dd::test
