@@ -650,7 +650,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         torch::Tensor latents;
         if (initImage) {
             const memory::NetworkUse onDevice(res.of(m.vae.get()));
-            const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae, placed.deviceOf("vae"));
+            const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae, placed.computeDeviceOf("vae", device));
             const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling, plan.vaeTileSize});
             doneWith({m.vae.get()});
             // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
@@ -729,14 +729,14 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
         if (!frugal.vaeOnCpu) {
             const memory::NetworkUse onDevice(res.of(dm.vae.get()));
-            return dm.vae->decodeLatents(toNet(latents, dtype, dm.placement.deviceOf("vae")), run);
+            return dm.vae->decodeLatents(toNet(latents, dtype, dm.placement.computeDeviceOf("vae", device)), run);
         }
         // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
         res.offloads.erase(dm.vae.get());  // gives the leaves their stored copies back
         res.ledger.remove(dm.vae.get());
         placeNetwork(*dm.vae, torch::kCPU, torch::kFloat32, false);
         auto rgb = dm.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
-        placeNetwork(*dm.vae, offload ? home : dm.placement.deviceOf("vae"), dm.placement.vae, placed.channelsLast);
+        placeNetwork(*dm.vae, dm.placement.deviceOf("vae"), dm.placement.vae, placed.channelsLast);  // its home
         attachOffloads(res, dm, plan, device, offload, computeLabel, dm.vae.get());
         return rgb;
     };

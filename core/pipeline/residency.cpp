@@ -61,8 +61,8 @@ void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, to
     // A balanced placement (never offloaded) names each part's own device and ledger label.
     auto attach = [&](const char* part, torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
         if (!net || (only && net != only)) return;
-        const torch::Device on = p.devices.empty() ? device : p.deviceOf(part);
-        attachNetwork(r, net, plan, on, offload, p.labelOf(part, computeLabel), dtype, channelsLast, isUnet);
+        attachNetwork(r, net, plan, p.computeDeviceOf(part, device), offload, p.labelOf(part, computeLabel), dtype,
+                      channelsLast, isUnet);
     };
     attach("unet", m.unet.get(), p.unet, p.channelsLast, true);
     attach("vae", m.vae.get(), p.vae, p.channelsLast, false);

@@ -33,6 +33,11 @@ struct Placement {
         if (const auto it = devices.find(part); it != devices.end()) return it->second;
         return part == "text_encoder_2" ? deviceOf("text_encoder") : device;
     }
+    // Where a part computes: its own device under a balanced placement, else the run's compute device (under
+    // offload `device` is the home the weights wait in, not where they run).
+    torch::Device computeDeviceOf(const std::string& part, torch::Device compute) const {
+        return devices.empty() ? compute : deviceOf(part);
+    }
     std::string labelOf(const std::string& part, const std::string& fallback) const {
         if (const auto it = labels.find(part); it != labels.end()) return it->second;
         return part == "text_encoder_2" && labels.count("text_encoder") ? labels.at("text_encoder") : fallback;
