@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 namespace dd::memory {
 namespace {
@@ -193,10 +194,10 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     const int64_t baseline = in.baselineBytes >= 0 ? in.baselineBytes : (in.cuda ? kCudaContext : kCpuBaseline);
     const bool vaeFp32 = shape.vae.forceUpcast && plan.vaeUpcast;
     const int64_t vaeDtype = vaeFp32 ? 4 : bytesOf(plan.vae);
-    const int64_t unetW = shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1);
-    const int64_t vaeW = shape.vae.params * vaeDtype;
-    const int64_t teW = sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; }) * bytesOf(plan.textEncoder);
-    const int64_t all = unetW + vaeW + teW;
+    const auto weights = networkWeightBytes(shape, plan);
+    const int64_t unetW = weights.unet, vaeW = weights.vae,
+                  teW = std::accumulate(weights.textEncoders.begin(), weights.textEncoders.end(), int64_t(0));
+    const int64_t all = weights.total();
     const bool offload = in.cuda && plan.offload != Offload::None;
 
     for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->baseline = baseline;
@@ -286,11 +287,21 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     return p;
 }
 
-int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan) {
-    const int64_t vaeDtype = shape.vae.forceUpcast && plan.vaeUpcast ? 4 : bytesOf(plan.vae);
-    return shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1) + shape.vae.params * vaeDtype +
-           sum(shape.textEncoders, [](const TextEncoderShape& t) { return t.params; }) * bytesOf(plan.textEncoder);
+NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const MemoryPlan& plan) {
+    NetworkWeightBytes w;
+    w.unet = shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1);
+    w.vae = shape.vae.params * (shape.vae.forceUpcast && plan.vaeUpcast ? 4 : bytesOf(plan.vae));
+    for (const auto& t : shape.textEncoders) w.textEncoders.push_back(t.params * bytesOf(plan.textEncoder));
+    return w;
 }
+
+int64_t NetworkWeightBytes::total() const {
+    int64_t n = unet + vae;
+    for (const int64_t t : textEncoders) n += t;
+    return n;
+}
+
+int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan) { return networkWeightBytes(shape, plan).total(); }
 
 std::string formatGb(int64_t bytes) {
     char buf[32];

@@ -114,7 +114,15 @@ struct Prediction {
 
 Prediction predict(const ModelShape& shape, const PredictInput& input);
 
-// Bytes of a model's weights placed as `plan` says (fp8 UNet storage and the SDXL VAE's fp32 upcast included).
+// Bytes of each network's weights placed as `plan` says (fp8 UNet storage and the SDXL VAE's fp32 upcast
+// included): what the predictor counts, and what a balanced placement sizes the networks by.
+struct NetworkWeightBytes {
+    int64_t unet = 0, vae = 0;
+    std::vector<int64_t> textEncoders;  // in ModelShape::textEncoders' order
+    int64_t total() const;
+};
+NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
+// Their sum.
 int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
 
 // PredictInput::loraBytes for LoRA files (paths) from their tensor shapes alone: side path = Σ down + up elements,

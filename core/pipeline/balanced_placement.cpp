@@ -10,8 +10,6 @@
 namespace dd::pipeline {
 namespace {
 
-int64_t bytesPerWeight(torch::ScalarType t) { return int64_t(c10::elementSize(t)); }
-
 std::vector<memory::DeviceCap> cudaCaps(const memory::MemoryPlan& plan) {
     const int n = memory::cudaDeviceCount();
     if (n == 0)
@@ -33,13 +31,10 @@ Placement balancedPlacement(const std::string& model, const memory::MemoryPlan& 
                             const std::vector<memory::DeviceCap>& standIns) {
     const auto caps = standIns.empty() ? cudaCaps(plan) : standIns;
     // Weight bytes as the networks will hold them: the plan's dtypes, fp8 storage, the SDXL VAE's upcast.
-    const auto shape = memory::modelShapeOf(model);
-    const bool vaeFp32 = shape.vae.forceUpcast && p.vaeUpcast;
-    std::vector<memory::ComponentSize> parts{
-        {"unet", shape.unet.params * (plan.fp8Storage.empty() ? bytesPerWeight(p.unet) : 1)},
-        {"vae", shape.vae.params * (vaeFp32 ? 4 : bytesPerWeight(p.vae))}};
-    for (size_t i = 0; i < shape.textEncoders.size(); ++i)
-        parts.push_back({i ? "text_encoder_2" : "text_encoder", shape.textEncoders[i].params * bytesPerWeight(p.textEncoder)});
+    const auto weights = memory::networkWeightBytes(memory::modelShapeOf(model), plan);
+    std::vector<memory::ComponentSize> parts{{"unet", weights.unet}, {"vae", weights.vae}};
+    for (size_t i = 0; i < weights.textEncoders.size(); ++i)
+        parts.push_back({i ? "text_encoder_2" : "text_encoder", weights.textEncoders[i]});
 
     const auto placed = memory::placeBalanced(parts, caps);
     p.devices.clear();
