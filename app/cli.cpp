@@ -8,6 +8,7 @@
 #include "core/io/text_format.h"
 #include "core/memory/predictor.h"
 #include "core/memory/preset_settings.h"
+#include "core/memory/release_memory.h"
 #include "core/resources.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/lora_search.h"
@@ -418,7 +419,8 @@ int main(int argc, char** argv) {
         return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
-        std::cout << "DiffusionDesk " << DD_VERSION << " (libtorch " << TORCH_VERSION << ")\n";
+        std::cout << "DiffusionDesk " << DD_VERSION << " (libtorch " << TORCH_VERSION << ", "
+                  << dd::memory::cpuAllocatorName() << ")\n";
         return 0;
     }
     try {

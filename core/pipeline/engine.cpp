@@ -112,11 +112,15 @@ torch::Tensor imageToTensor(const Image& img, int64_t width, int64_t height, tor
     return (t.permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0 * 2 - 1).to(device);
 }
 
-// Peak memory per stage: a new peak window at the stage's start, a sample at its end (and once per step).
+// Peak memory per stage: a new peak window at the stage's start, a sample at its end (and once per step). Freed CPU
+// memory the allocator still holds (tcmalloc keeps it for reuse) is given back first, so a stage's peak is its own.
 class StageMeter {
 public:
     StageMeter(int cudaDevice, Observer* observer) : m_device(cudaDevice), m_observer(observer) {}
-    void begin() const { memory::resetPeaks(m_device); }
+    void begin() const {
+        memory::releaseFreedHostMemory();
+        memory::resetPeaks(m_device);
+    }
     memory::MemorySample sample(const char* stage) const {
         auto s = memory::sampleMemory(m_device);
         if (m_observer) m_observer->onMemory(stage, s);
@@ -740,6 +744,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         attachOffloads(res, dm, plan, device, offload, computeLabel, dm.vae.get());
         return rgb;
     };
+    const memory::ReturnFreedMemoryAtOnce growingSizes;  // see release_memory.h
     auto rgb = attempt(memory::Stage::Decode, [&] { return decode(dm.placement.vae); }, nothingToApply);
     if (dm.placement.vae != torch::kFloat32 && !allFinite(rgb)) {
         result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(dm.placement.vae) +

@@ -22,6 +22,9 @@ private slots:
         const Run r = cli({"--version"});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.startsWith("DiffusionDesk " DD_VERSION " (libtorch "), qPrintable(r.out));
+        // The CLI runs on the allocator the build links (cmake/DDAllocator.cmake): tcmalloc unless sanitized.
+        const char* allocator = DD_EXPECT_TCMALLOC ? ", tcmalloc)" : ", glibc malloc)";
+        QVERIFY2(r.out.trimmed().endsWith(allocator), qPrintable(r.out));
     }
 
     // Before a run the CLI predicts its peak against the preset's budget and, when over it, says what would fit;
