@@ -3,7 +3,8 @@
 # Why: glibc serves every block over its mmap threshold (at most 32 MB) with a fresh mmap and unmaps it on free,
 # so each UNet step's large activations arrive as new zero-filled pages: 1.2 million page faults a step at 512²
 # (SD 1.5, fp32, ~15 s of the kernel's time in a 5-step run). tcmalloc keeps freed spans and reuses them: a
-# 5-step run went 68 → 60 s with the same peak RSS (docs/benchmarks.md, "The allocator").
+# 5-step run went 68 → 63 s as shipped, peak RSS 4.16 → 4.33 GiB (docs/benchmarks.md, "Session 10: the
+# allocator"; core/memory/release_memory.h for where kept memory is given back).
 # Not under the sanitizers, which bring their own allocator. DD_TCMALLOC=OFF keeps glibc malloc.
 option(DD_TCMALLOC "Link gperftools' tcmalloc (libtcmalloc-minimal4) into the programs" ON)
 set(DD_TCMALLOC_LIBRARY "")

@@ -17,4 +17,6 @@ inline const std::string kMidSd1 = std::string(DD_FIXTURES_DIR) + "/models/mid-s
 // glibc raises its mmap threshold each time a large mmapped block is freed, so later measurements' tensors
 // would land in the heap and stay in RSS after they are freed (a stage drifted 1 -> 17 % over eight cases); a
 // fixed threshold gives large blocks back when freed, so each measurement starts from the same baseline.
+// Only under glibc malloc (DD_TCMALLOC=OFF, or tcmalloc missing): tcmalloc's mallopt does nothing, and there the
+// engine gives kept memory back as each stage begins (memory::releaseFreedHostMemory).
 inline void fixMmapThreshold() { mallopt(M_MMAP_THRESHOLD, 128 * 1024); }
