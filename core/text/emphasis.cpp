@@ -2,6 +2,7 @@
 // EmphasisOriginalNoNorm.after_transformers.
 #include "core/text/emphasis.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -14,14 +15,19 @@ torch::Tensor applyEmphasis(const torch::Tensor& z, const std::vector<float>& we
     if (n != t && n != b * t)
         throw std::invalid_argument("applyEmphasis: " + std::to_string(n) + " weights for " + std::to_string(b) + "×" +
                                     std::to_string(t) + " tokens");
-    if (mode == EmphasisMode::Ignore) return z;
+    // All weights 1 is the identity (A1111's ratio is then mean / mean); computing it would give 0 / 0 = NaN
+    // for an embedding whose mean rounds to exactly 0 (seen: an empty prompt through a random-weight CLIP).
+    const bool neutral = std::all_of(weights.begin(), weights.end(), [](float v) { return v == 1.0f; });
+    if (mode == EmphasisMode::Ignore || neutral) return z;
     // Like A1111 the weights stay float32, so a half z is scaled in float32; the result is cast back.
     const auto w = torch::tensor(weights, torch::kFloat32).reshape({n == t ? 1 : b, t, 1}).to(z.device());
     if (mode == EmphasisMode::NoNorm) return (z * w).to(z.scalar_type());
     // Restoring the mean has no theoretical basis; A1111 keeps it because it avoids artifacts.
     const auto originalMean = z.mean();
     const auto scaled = z * w;
-    return (scaled * (originalMean / scaled.mean())).to(z.scalar_type());
+    const auto scaledMean = scaled.mean();
+    if (scaledMean.item<double>() == 0.0) return scaled.to(z.scalar_type());  // no mean to restore
+    return (scaled * (originalMean / scaledMean)).to(z.scalar_type());
 }
 
 } // namespace dd::text

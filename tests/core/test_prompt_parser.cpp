@@ -227,6 +227,16 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, applyEmphasis(torch::ones({3, 2}), {1, 2, 3}, EmphasisMode::Original));
     }
 
+    // An embedding whose mean is exactly 0 (an empty prompt through a random-weight CLIP came out so): the
+    // mean-restoring ratio would be 0 / 0. Neutral weights leave z as it is; others leave the scaled z.
+    void emphasisOnZeroMeanStaysFinite() {
+        const auto z = torch::tensor({1.0f, -1.0f, 2.0f, -2.0f}).reshape({1, 2, 2});
+        QVERIFY(torch::equal(applyEmphasis(z, {1, 1}, EmphasisMode::Original), z));
+        const auto weighted = applyEmphasis(z, {1.5f, 1.5f}, EmphasisMode::Original);
+        QVERIFY(torch::isfinite(weighted).all().item<bool>());
+        QVERIFY(torch::allclose(weighted, z * 1.5));
+    }
+
 private:
     std::unique_ptr<ClipTokenizer> m_tok;
 };
