@@ -52,6 +52,7 @@ PresetDialog::PresetDialog(std::vector<PresetEntry> presets, const QString& reco
     m_table->setObjectName("presetTable");
     m_table->setHorizontalHeaderLabels({tr("Preset"), tr("Budget"), tr("Precision"), tr("Attention"), tr("VAE slicing"),
                                         tr("VAE tiling"), tr("Offload"), tr("fp8 weights"), tr("channels_last"),
+                                        tr("Winograd conv"),
                                         tr("Predicted peak"), tr("Strategy")});
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -179,6 +180,7 @@ void PresetDialog::fillRow(int row) {
     addCheck(VaeSlicing, plan.vaeSlicing, "vaeSlicing", &memory::MemoryPlan::vaeSlicing);
     addCheck(VaeTiling, plan.vaeTiling, "vaeTiling", &memory::MemoryPlan::vaeTiling);
     addCheck(ChannelsLast, plan.channelsLast, "channelsLast", &memory::MemoryPlan::channelsLast);
+    addCheck(Winograd, plan.winogradConv, "winogradConv", &memory::MemoryPlan::winogradConv);
 
     if (recommended) {
         const QColor highlight(255, 236, 160);

@@ -30,7 +30,7 @@ public:
     const std::vector<PresetEntry>& presets() const { return m_presets; }
     QTableWidget* table() const { return m_table; }
     // Column indices (tests and the screenshot script address cells by them).
-    enum Column { Name, Budget, Precision, Attention, VaeSlicing, VaeTiling, Offload, Fp8, ChannelsLast, Predicted, Strategy, Columns };
+    enum Column { Name, Budget, Precision, Attention, VaeSlicing, VaeTiling, Offload, Fp8, ChannelsLast, Winograd, Predicted, Strategy, Columns };
 
 signals:
     void customSaved(const QString& path);

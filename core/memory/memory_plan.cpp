@@ -49,6 +49,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
          {"vae_upcast", p.vaeUpcast}, {"attention", attentionName(p.attention)},
          {"attention_slice_size", p.attentionSliceSize}, {"query_chunk_size", p.queryChunkSize},
          {"vae_slicing", p.vaeSlicing}, {"vae_tiling", p.vaeTiling}, {"vae_tile_size", p.vaeTileSize}, {"channels_last", p.channelsLast},
+         {"winograd_conv", p.winogradConv},
          {"offload", offloadName(p.offload)}, {"group_blocks", p.groupBlocks},
          {"offload_to_disk", p.offloadToDisk}, {"fp8_storage", p.fp8Storage},
          {"threads", p.threads}, {"swap_models", p.swapModels}};
@@ -76,6 +77,7 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("vae_tiling", p.vaeTiling);
     get("vae_tile_size", p.vaeTileSize);
     get("channels_last", p.channelsLast);
+    get("winograd_conv", p.winogradConv);
     if (j.contains("offload")) p.offload = parseEnum(j.at("offload"), "offload", kOffloads);
     get("group_blocks", p.groupBlocks);
     get("offload_to_disk", p.offloadToDisk);

@@ -101,7 +101,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
     auto out = attend(to_q(x), to_k(kv), to_v(kv), config.heads, options, config.upcastAttention, config.upcastSoftmax);
     out = to_out[0]->as<LoraLinear>()->forward(out);
     if (spatial) out = out.transpose(-1, -2).reshape({b, ch, h, w});
-    if (config.residualConnection) out = out + input;
+    if (config.residualConnection) out.add_(input);  // out is this layer's own output
     return out;
 }
 

@@ -13,6 +13,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include "core/nn/cpu_kernels.h"
+
 namespace dd::nn {
 
 // Called around every forward of a hooked leaf, on the thread that runs the network.
@@ -90,7 +92,11 @@ struct LinearImpl : torch::nn::LinearImpl, HookedLeaf {
         weight = register_parameter("weight", torch::empty({o.out_features(), o.in_features()}));
         bias = register_parameter("bias", o.bias() ? torch::empty({o.out_features()}) : torch::Tensor(), o.bias());
     }
-    DD_GUARDED_FORWARD(Linear)
+    // torch's arithmetic or oneDNN's (core/nn/cpu_kernels.h).
+    torch::Tensor forward(const torch::Tensor& x) {
+        const LeafScope scope(leafHook, *this);
+        return nn::linear(x, weight, bias);
+    }
 };
 TORCH_MODULE(Linear);
 
@@ -107,7 +113,17 @@ struct Conv2dImpl : torch::nn::Conv2dImpl, HookedLeaf {
         weight = register_parameter("weight", torch::empty(shape));
         bias = register_parameter("bias", o.bias() ? torch::empty({o.out_channels()}) : torch::Tensor(), o.bias());
     }
-    DD_GUARDED_FORWARD(Conv2d)
+    torch::Tensor forward(const torch::Tensor& x) {
+        const LeafScope scope(leafHook, *this);
+        return convolve(x);
+    }
+    // torch's convolution, or with explicit zero padding core/nn/cpu_kernels.h's (Winograd where it applies).
+    torch::Tensor convolve(const torch::Tensor& x) {
+        const auto* pad = std::get_if<torch::ExpandingArray<2>>(&options.padding());
+        if (!pad || !std::holds_alternative<torch::enumtype::kZeros>(options.padding_mode()))
+            return torch::nn::Conv2dImpl::forward(x);
+        return nn::conv2d(x, weight, bias, options.stride(), *pad, options.dilation(), options.groups());
+    }
 
 private:
     // Explicit padding only: "same" padding depends on the kernel size, which the stand-in does not have.

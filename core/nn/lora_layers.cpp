@@ -18,7 +18,7 @@ std::pair<torch::Tensor, torch::Tensor> LoraSidePath::on(const torch::Tensor& x)
 // The side path runs inside the leaf's guard too: while it runs, the offload may have the weights anywhere.
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
     const LeafScope scope(leafHook, *this);
-    auto y = torch::nn::LinearImpl::forward(x);
+    auto y = nn::linear(x, weight, bias);
     for (const auto& p : sidePaths) {
         const auto [down, up] = p->on(x);
         y = y + F::linear(F::linear(x, down), up) * p->scale;
@@ -28,7 +28,7 @@ torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
 
 torch::Tensor LoraConv2dImpl::forward(const torch::Tensor& x) {
     const LeafScope scope(leafHook, *this);
-    auto y = torch::nn::Conv2dImpl::forward(x);
+    auto y = convolve(x);
     for (const auto& p : sidePaths) {
         const auto [down, up] = p->on(x);
         // lora_A takes the base layer's geometry (a 3×3 LoRA on a 3×3 conv); lora_B is 1×1.

@@ -12,8 +12,12 @@ GegluImpl::GegluImpl(int64_t dimIn, int64_t dimOut) {
 }
 
 torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
-    auto parts = proj(x).chunk(2, -1);
-    return parts[0] * torch::gelu(parts[1]);
+    if (!proj->sidePaths.empty()) {  // a LoRA side path needs the projection's whole output
+        auto parts = proj(x).chunk(2, -1);
+        return parts[0] * torch::gelu(parts[1]);
+    }
+    const LeafScope scope(proj->leafHook, *proj);
+    return geglu(x, proj->weight, proj->bias);
 }
 
 FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t mult) {
@@ -46,9 +50,10 @@ BasicTransformerBlockImpl::BasicTransformerBlockImpl(int64_t dim, int64_t heads,
 }
 
 torch::Tensor BasicTransformerBlockImpl::forward(torch::Tensor x, const torch::Tensor& context) {
-    x = x + attn1(norm1(x));
-    x = x + attn2(norm2(x), context);
-    return x + ff(norm3(x));
+    // Each residual sum lands in the sublayer's fresh output (same bits as x + out).
+    x = attn1(norm1(x)).add_(x);
+    x = attn2(norm2(x), context).add_(x);
+    return ff(norm3(x)).add_(x);
 }
 
 Transformer2DModelImpl::Transformer2DModelImpl(const Transformer2DConfig& c) : config(c) {
@@ -81,7 +86,7 @@ torch::Tensor Transformer2DModelImpl::forward(const torch::Tensor& x, const torc
         t = proj_out_conv(t.reshape({b, h, w, inner}).permute({0, 3, 1, 2}).contiguous());
     else
         t = proj_out_linear(t).reshape({b, h, w, x.size(1)}).permute({0, 3, 1, 2}).contiguous();
-    return t + x;
+    return t.add_(x);  // t is this block's own output
 }
 
 } // namespace dd::nn

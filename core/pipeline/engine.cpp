@@ -15,6 +15,7 @@
 #include "core/nn/clip_text.h"
 #include "core/nn/load_weights.h"
 #include "core/pipeline/balanced_placement.h"
+#include "core/nn/cpu_kernels.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
 #include "core/pipeline/lora_stack.h"
@@ -380,6 +381,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
     const torch::Device device = setup.device;
     const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
+    const nn::WinogradConvScope winograd(s.plan.winogradConv);
     const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
     GenerationResult result;
     result.settings = s;

@@ -4,6 +4,7 @@
 #include "core/io/checkpoint.h"
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
+#include "core/nn/cpu_kernels.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
 
@@ -163,6 +164,49 @@ private slots:
         const auto f = fixture("sd2");
         const auto out = unet->forward(f.at("sample"), f.at("timesteps"), f.at("encoder_hidden_states"));
         QVERIFY(maxAbs(out, f.at("out_vector")) < 1e-4);
+    }
+
+    // The oneDNN linear and fused GEGLU (core/nn/cpu_kernels.h) against torch's own ops, in fp64 for the
+    // reference: shapes of the UNet's layers, a non-contiguous input, no bias. The parity tests above run
+    // whole networks through them; this one also fails if the fp32 CPU path quietly stopped using oneDNN.
+    void onednnLinearMatchesTorch() {
+        c10::InferenceMode guard;
+        const auto x = torch::randn({2, 96, 64}), w = torch::randn({320, 64}) * 0.1, b = torch::randn({320});
+        QVERIFY(nn::usesOnednnLinear(x, w));
+        QVERIFY(!nn::usesOnednnLinear(x.to(torch::kBFloat16), w.to(torch::kBFloat16)));
+        auto d = [](const torch::Tensor& t) { return t.defined() ? t.to(torch::kFloat64) : t; };
+        for (const auto& [input, bias] : {std::pair{x, b}, {x.transpose(0, 1), b}, {x, torch::Tensor()}}) {
+            const auto ref = torch::linear(d(input), d(w), d(bias));
+            QVERIFY(maxAbs(nn::linear(input, w, bias), ref) < 1e-5);
+            const auto parts = ref.chunk(2, -1);
+            QVERIFY(maxAbs(nn::geglu(input, w, bias), parts[0] * torch::gelu(parts[1])) < 1e-5);
+        }
+        // Where oneDNN does not apply the same functions are torch's ops.
+        const auto xb = x.to(torch::kBFloat16), wb = w.to(torch::kBFloat16), bb = b.to(torch::kBFloat16);
+        QVERIFY(torch::equal(nn::linear(xb, wb, bb), torch::linear(xb, wb, bb)));
+    }
+
+    // NNPACK's Winograd for large 3×3 convolutions, banded past ~16 MB of input rows (here 3 bands, padding
+    // added at the image's top and bottom only), against an fp64 reference; off in a WinogradConvScope it is
+    // torch's convolution exactly.
+    void winogradConvMatchesTorch() {
+        c10::InferenceMode guard;
+        const auto x = torch::randn({2, 256, 150, 256}), w = torch::randn({64, 256, 3, 3}) * 0.05, b = torch::randn({64});
+        QVERIFY(nn::usesWinogradConv(x, w, {1, 1}, {1, 1}, 1));
+        QVERIFY(!nn::usesWinogradConv(x.slice(2, 0, 16).slice(3, 0, 16).contiguous(), w, {1, 1}, {1, 1}, 1));  // small image
+        QVERIFY(!nn::usesWinogradConv(x, w, {2, 2}, {1, 1}, 1));
+        const auto ref = torch::conv2d(x.to(torch::kFloat64), w.to(torch::kFloat64), b.to(torch::kFloat64), 1, 1);
+        const auto fast = nn::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
+        const double err = maxAbs(fast, ref) / ref.abs().max().item<double>();
+        qInfo("Winograd vs fp64: max abs / max %.3g", err);
+        QVERIFY(err < 5e-5);
+        QVERIFY(maxAbs(fast, ref) > 0);  // the fast path ran (direct convolution rounds within ~1e-7)
+        const auto valid = nn::conv2d(x, w, b, {1, 1}, {0, 0}, {1, 1}, 1);
+        QVERIFY(maxAbs(valid, torch::conv2d(x.to(torch::kFloat64), w.to(torch::kFloat64), b.to(torch::kFloat64))) /
+                    ref.abs().max().item<double>() < 5e-5);
+        const nn::WinogradConvScope off(false);
+        QVERIFY(!nn::usesWinogradConv(x, w, {1, 1}, {1, 1}, 1));
+        QVERIFY(torch::equal(nn::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1), torch::conv2d(x, w, b, 1, 1)));
     }
 
     void classicUpcastScoresInFp32() {

@@ -35,6 +35,7 @@ settings::GenerationSettings base() {
     s.sampler = "DPM++ 2M";
     s.width = s.height = 64;
     s.plan.device = "cpu";
+    s.plan.winogradConv = false;  // the toggles compared here, not Winograd's rounding
     return s;
 }
 
