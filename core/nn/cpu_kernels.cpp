@@ -4,8 +4,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/torch.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -122,8 +122,8 @@ int64_t bandRows(const at::Tensor& image) {
 }
 
 // One image [1, C, H, W], padding p ≤ 2 on each side. A band of output rows [r0, r1) reads input rows
-// [r0 - p, r1 + p); rows outside the image are the zero padding, added to the band's copy (NNPACK pads top and
-// bottom alike, so bands get only the width padding from it).
+// [r0 - p, r1 - p + 2); rows outside the image are the zero padding, added to the band's copy (NNPACK pads top
+// and bottom alike, so bands get only the width padding from it).
 at::Tensor winogradImage(const at::Tensor& image, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                          c10::IntArrayRef padding) {
     const std::array<int64_t, 2> unitStride{1, 1};  // spelled out: the C++ default is a one-element list
