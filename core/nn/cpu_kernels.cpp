@@ -51,6 +51,14 @@ std::optional<at::Tensor> optionalBias(const at::Tensor& bias) {
     return bias.defined() ? std::optional<at::Tensor>(bias.contiguous()) : std::nullopt;
 }
 
+// The fast paths take an fp32 bias or none.
+bool fp32OrNoBias(const at::Tensor& bias) { return !bias.defined() || bias.scalar_type() == at::kFloat; }
+
+// Neither oneDNN's fused linear nor NNPACK's convolution has a derivative.
+bool inferenceOnly(const at::Tensor& x, const at::Tensor& weight) {
+    return !at::GradMode::is_enabled() || (!x.requires_grad() && !weight.requires_grad());
+}
+
 at::Tensor pointwise(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, std::string_view post,
                      std::optional<std::string_view> algorithm) {
     return onednnOps().pointwise->call(x, w, optionalBias(b), post, c10::List<std::optional<at::Scalar>>(), algorithm);
@@ -68,25 +76,25 @@ bool winogradAvailable() {
 
 bool usesOnednnLinear(const at::Tensor& x, const at::Tensor& weight) {
     // fp32 only: in bf16 torch's linear already runs on oneDNN, and a fused post-op would round differently
-    // from diffusers' separate ops. No autograd: the oneDNN op has no derivative.
+    // from diffusers' separate ops.
     return onednnOps().pointwise && x.device().is_cpu() && weight.device().is_cpu() &&
            x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat && weight.dim() == 2 &&
-           weight.is_contiguous() && x.dim() >= 2 && x.numel() > 0 &&
-           (!at::GradMode::is_enabled() || (!x.requires_grad() && !weight.requires_grad()));
+           weight.is_contiguous() && x.dim() >= 2 && x.numel() > 0 && inferenceOnly(x, weight);
 }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-    if (!usesOnednnLinear(x, weight) || (bias.defined() && bias.scalar_type() != at::kFloat))
-        return torch::linear(x, weight, bias);
+    if (!usesOnednnLinear(x, weight) || !fp32OrNoBias(bias)) return torch::linear(x, weight, bias);
     return pointwise(x, weight, bias, "none", std::nullopt);
+}
+
+at::Tensor gegluOfProjection(const at::Tensor& projected) {
+    const auto parts = projected.chunk(2, -1);
+    return parts[0] * torch::gelu(parts[1]);
 }
 
 at::Tensor geglu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
     const auto half = weight.size(0) / 2;
-    if (!usesOnednnLinear(x, weight) || (bias.defined() && bias.scalar_type() != at::kFloat)) {
-        const auto parts = torch::linear(x, weight, bias).chunk(2, -1);
-        return parts[0] * torch::gelu(parts[1]);
-    }
+    if (!usesOnednnLinear(x, weight) || !fp32OrNoBias(bias)) return gegluOfProjection(torch::linear(x, weight, bias));
     // Row slices of a contiguous weight are contiguous views: no copy. gelu "none" is the erf form (diffusers').
     auto rows = [&](const at::Tensor& t, int64_t start) { return t.defined() ? t.narrow(0, start, half) : t; };
     const auto gate = pointwise(x, rows(weight, half), rows(bias, half), "gelu", "none");
@@ -104,8 +112,7 @@ bool usesWinogradConv(const at::Tensor& x, const at::Tensor& weight, c10::IntArr
            weight.scalar_type() == at::kFloat && x.dim() == 4 && weight.dim() == 4 && weight.size(2) == 3 &&
            weight.size(3) == 3 && weight.size(1) >= 16 && one(stride) && one(dilation) && groups == 1 &&
            x.size(2) * x.size(3) >= 32 * 32 && x.is_contiguous() && weight.is_contiguous() &&
-           (!at::GradMode::is_enabled() || (!x.requires_grad() && !weight.requires_grad())) && t_winogradAllowed &&
-           winogradAvailable();
+           inferenceOnly(x, weight) && t_winogradAllowed && winogradAvailable();
 }
 
 WinogradConvScope::WinogradConvScope(bool allowed) : m_previous(t_winogradAllowed) { t_winogradAllowed = allowed; }
@@ -148,9 +155,9 @@ at::Tensor winogradImage(const at::Tensor& image, const at::Tensor& weight, cons
 at::Tensor conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, c10::IntArrayRef stride,
                   c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups) {
     if (!usesWinogradConv(x, weight, stride, dilation, groups) || padding.size() != 2 || padding[0] > 2 || padding[1] > 2 ||
-        (bias.defined() && bias.scalar_type() != at::kFloat))
+        !fp32OrNoBias(bias))
         return at::conv2d(x, weight, bias, stride, padding, dilation, groups);
-    const auto b = bias.defined() ? std::optional<at::Tensor>(bias.contiguous()) : std::nullopt;
+    const auto b = optionalBias(bias);
     if (x.size(0) == 1) return winogradImage(x, weight, b, padding);
     std::vector<at::Tensor> images;
     images.reserve(x.size(0));

@@ -21,6 +21,8 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 // diffusers' GEGLU on one projection whose output rows are [hidden; gate]: hidden · gelu(gate).
 at::Tensor geglu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+// The same on a projection already made ([..., 2·n] → [..., n]).
+at::Tensor gegluOfProjection(const at::Tensor& projected);
 
 // torch's conv2d with explicit padding.
 at::Tensor conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, c10::IntArrayRef stride,

@@ -12,10 +12,7 @@ GegluImpl::GegluImpl(int64_t dimIn, int64_t dimOut) {
 }
 
 torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
-    if (!proj->sidePaths.empty()) {  // a LoRA side path needs the projection's whole output
-        auto parts = proj(x).chunk(2, -1);
-        return parts[0] * torch::gelu(parts[1]);
-    }
+    if (!proj->sidePaths.empty()) return gegluOfProjection(proj(x));  // a LoRA side path needs the whole projection
     const LeafScope scope(proj->leafHook, *proj);
     return geglu(x, proj->weight, proj->bias);
 }
