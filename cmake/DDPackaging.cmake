@@ -29,7 +29,8 @@ set(_dd_dlopened "")
 if(DD_TORCH_CUDA)
   # CUDA linear algebra (torch), cuDNN's per-operation libraries, NVRTC's builtins. (libcaffe2_nvrtc is
   # only for Python's torch: libtorch_cuda links NVRTC itself; it would also demand the driver's libcuda.)
-  file(GLOB _dd_dlopened ${DD_TORCH_LIB_DIR}/libtorch_cuda_linalg.so
+  # libtorch_cuda itself is loaded at run time too (core/memory/cuda_backend.h); its closure comes with it.
+  file(GLOB _dd_dlopened ${DD_TORCH_LIB_DIR}/libtorch_cuda.so ${DD_TORCH_LIB_DIR}/libtorch_cuda_linalg.so
     ${_dd_wheel_site}/nvidia/cudnn/lib/libcudnn*.so.* ${_dd_wheel_site}/nvidia/cu13/lib/libnvrtc-builtins.so.*)
 endif()
 set(_dd_exe_files "")

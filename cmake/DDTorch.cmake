@@ -3,11 +3,12 @@
 # We do not call find_package(Torch): its Caffe2 config probes for a GPU and links the system CUDA
 # toolkit's runtime (13.0 here) while the wheel was built against the CUDA 13.2 libraries it ships under
 # site-packages/nvidia. Instead `dd::torch` links the wheel's own libraries, so the binaries load exactly
-# the CUDA libraries torch itself uses; libtorch_cuda is linked "no-as-needed" so CUDA works where a
-# GPU exists and the CPU fallback works everywhere else.
-# DD_TORCH_CUDA=OFF links only libtorch_cpu and libc10 (libtorch.so is a stub that pulls in libtorch_cuda):
-# a CPU-only binary whose private copy of libtorch is ~0.5 GB instead of ~4 GB (see docs/install.md).
-option(DD_TORCH_CUDA "Link libtorch's CUDA backend (libtorch_cuda, libc10_cuda)" ON)
+# the CUDA libraries torch itself uses. The programs link libtorch_cpu and libc10 only: libtorch_cuda, and the
+# CUDA libraries under it, are loaded at run time on the first question about CUDA and only where an NVIDIA
+# driver exists (core/memory/cuda_backend.h), which saves a CPU-only run ~0.4 s and ~0.5 GB of resident pages.
+# DD_TORCH_CUDA=OFF never loads it and packages without it: a CPU-only install whose private copy of libtorch is
+# ~0.5 GB instead of ~4 GB (see docs/install.md).
+option(DD_TORCH_CUDA "Load libtorch's CUDA backend (libtorch_cuda) where an NVIDIA driver exists, and package it" ON)
 if(NOT DEFINED DD_PYTHON)
   if(EXISTS ${CMAKE_SOURCE_DIR}/.venv/bin/python)
     set(DD_PYTHON ${CMAKE_SOURCE_DIR}/.venv/bin/python)
@@ -45,19 +46,5 @@ set(_dd_rpath_link "")
 foreach(d ${_dd_nvidia_lib_dirs})
   string(APPEND _dd_rpath_link ",-rpath-link,${d}")
 endforeach()
-# The CUDA runtime the wheel ships: c10's CUDA headers call it inline (cudaMemGetInfo), so an object of ours that
-# includes them needs it named on the link line (libtorch_cuda only depends on it).
-file(GLOB _dd_cudart ${_dd_site}/nvidia/cu13/lib/libcudart.so.*)
-if(DD_TORCH_CUDA AND _dd_cudart)
-  list(GET _dd_cudart 0 _dd_cudart)
-  target_link_libraries(dd_torch INTERFACE ${_dd_cudart})
-endif()
-if(DD_TORCH_CUDA)
-  target_link_libraries(dd_torch INTERFACE
-    ${DD_TORCH_LIB_DIR}/libtorch.so ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
-    "-Wl,--no-as-needed,${DD_TORCH_LIB_DIR}/libtorch_cuda.so,${DD_TORCH_LIB_DIR}/libc10_cuda.so,--as-needed"
-    "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")
-else()
-  target_link_libraries(dd_torch INTERFACE ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
-    "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")
-endif()
+target_link_libraries(dd_torch INTERFACE ${DD_TORCH_LIB_DIR}/libtorch_cpu.so ${DD_TORCH_LIB_DIR}/libc10.so
+  "-Wl,-rpath,${DD_TORCH_LIB_DIR}${_dd_rpath_link}")

@@ -1,17 +1,15 @@
 #include "core/memory/memory_probe.h"
 
+#include "core/memory/cuda_backend.h"
+
+// The CUDA half goes through c10's device-generic allocator interface, which the CUDA caching allocator
+// implements once libtorch_cuda is loaded; every call is guarded by cudaDeviceCount(), 0 without a GPU or driver.
+#include <c10/core/CachingDeviceAllocator.h>
+#include <torch/cuda.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
-
-// The CUDA half compiles wherever the torch wheel ships its CUDA headers; every call is guarded by
-// device_count(), which is 0 (no exception) on machines without a GPU or driver.
-#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
-#include <ATen/cuda/CUDAContextLight.h>
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
-#define DD_PROBE_CUDA 1
-#endif
 
 namespace dd::memory {
 namespace {
@@ -32,31 +30,25 @@ int64_t procStatusBytes(const std::string& key) {
 
 bool validDevice(int cudaDevice) { return cudaDevice >= 0 && cudaDevice < cudaDeviceCount(); }
 
-#ifdef DD_PROBE_CUDA
+c10::DeviceAllocator& cudaAllocator() { return *c10::getDeviceAllocator(c10::DeviceType::CUDA); }
+
 void sampleCuda(MemorySample& s, int device) {
     const auto index = c10::DeviceIndex(device);
     s.cuda = true;
-    s.deviceName = at::cuda::getDeviceProperties(index)->name;
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+    s.deviceName = cudaDeviceName(device);
+    const auto stats = cudaAllocator().getDeviceStats(index);
     const auto all = size_t(c10::CachingAllocator::StatType::AGGREGATE);
     s.deviceAllocated = stats.allocated_bytes[all].current;
     s.deviceReserved = stats.reserved_bytes[all].current;
     s.devicePeak = stats.allocated_bytes[all].peak;
-    const auto [freeBytes, totalBytes] = c10::cuda::CUDACachingAllocator::get()->getMemoryInfo(index);
+    const auto [freeBytes, totalBytes] = cudaAllocator().getMemoryInfo(index);
     s.deviceFree = int64_t(freeBytes);
     s.deviceTotal = int64_t(totalBytes);
 }
-#endif
 
 } // namespace
 
-int cudaDeviceCount() {
-#ifdef DD_PROBE_CUDA
-    return int(c10::cuda::device_count());
-#else
-    return 0;
-#endif
-}
+int cudaDeviceCount() { return ensureCudaBackend() ? int(torch::cuda::device_count()) : 0; }
 
 int64_t physicalMemoryBytes() {
     std::ifstream in("/proc/meminfo");
@@ -76,18 +68,14 @@ MemorySample sampleMemory(int cudaDevice) {
     s.hostTotal = physicalMemoryBytes();
     s.deviceName = "CPU";
     s.cudaDevice = cudaDevice;
-#ifdef DD_PROBE_CUDA
     if (validDevice(cudaDevice)) sampleCuda(s, cudaDevice);
-#endif
     return s;
 }
 
 void resetPeaks(int cudaDevice) {
     // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux ≥ 4.0).
     std::ofstream("/proc/self/clear_refs") << "5";
-#ifdef DD_PROBE_CUDA
-    if (validDevice(cudaDevice)) c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex(cudaDevice));
-#endif
+    if (validDevice(cudaDevice)) cudaAllocator().resetPeakStats(c10::DeviceIndex(cudaDevice));
 }
 
 PresetTarget presetTarget(int cudaDevice) {

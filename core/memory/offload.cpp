@@ -2,15 +2,12 @@
 
 #include <torch/torch.h>
 
-#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
-// Device-generic events and guards (they dispatch through libc10_cuda): the CUDA-specific inline ones would
-// call the CUDA runtime directly, which this library does not link.
+// Device-generic streams, events, guards and allocator: CUDA's implementations of them are registered by
+// libtorch_cuda, which no program links (memory/cuda_backend.h).
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAStream.h>
-#define DD_OFFLOAD_CUDA 1
-#endif
+#include <c10/core/impl/VirtualGuardImpl.h>
 
 #include "core/io/safetensors.h"
 
@@ -26,13 +23,13 @@ namespace dd::memory {
 
 // The side stream and one "copy done" event per group, for prefetching on CUDA.
 struct NetworkOffload::Streams {
-#ifdef DD_OFFLOAD_CUDA
-    explicit Streams(torch::Device d, size_t groups) : side(c10::cuda::getStreamFromPool(false, d.index())) {
-        for (size_t g = 0; g < groups; ++g) ready.push_back(std::make_unique<c10::Event>(c10::DeviceType::CUDA));
+    explicit Streams(torch::Device d, size_t groups)
+        : guard(d.type()), side(guard.getStreamFromGlobalPool(d, /*isHighPriority=*/false)) {
+        for (size_t g = 0; g < groups; ++g) ready.push_back(std::make_unique<c10::Event>(d.type()));
     }
-    c10::cuda::CUDAStream side;
+    c10::impl::VirtualGuardImpl guard;
+    c10::Stream side;
     std::vector<std::unique_ptr<c10::Event>> ready;
-#endif
 };
 
 namespace {
@@ -91,11 +88,8 @@ NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& conf
         m_ledger.place(&l.stored, m_config.homeLabel, l.storedBytes);
         release(l);
     }
-    if (m_config.compute.is_cuda() && m_config.mode == Offload::Group) {
-#ifdef DD_OFFLOAD_CUDA
+    if (m_config.compute.is_cuda() && m_config.mode == Offload::Group)
         m_streams = std::make_unique<Streams>(m_config.compute, m_groups.size());
-#endif
-    }
     // Home is the compute device: the stored copies are what runs, always "on the device".
     if (sameHome())
         for (size_t g = 0; g < m_groups.size(); ++g) onload(int(g), false);
@@ -270,10 +264,8 @@ void NetworkOffload::onload(int g, bool prefetch) {
     if (group.onDevice) return;
     torch::NoGradGuard noGrad;
     const bool copy = !sameHome();
-#ifdef DD_OFFLOAD_CUDA
     std::optional<c10::StreamGuard> onSide;
-    if (m_streams && prefetch && copy) onSide.emplace(c10::Stream(m_streams->side));
-#endif
+    if (m_streams && prefetch && copy) onSide.emplace(m_streams->side);
     try {
         for (size_t i : group.leaves) {
             auto& l = m_leaves[i];
@@ -294,26 +286,23 @@ void NetworkOffload::onload(int g, bool prefetch) {
         offload(g);
         throw;
     }
-#ifdef DD_OFFLOAD_CUDA
     if (onSide) {
-        m_streams->ready[size_t(g)]->record(c10::Stream(m_streams->side));
+        m_streams->ready[size_t(g)]->record(m_streams->side);
         group.pending = true;
     }
-#endif
     group.onDevice = true;
 }
 
 void NetworkOffload::waitForPrefetch(int g) {
     auto& group = m_groups[size_t(g)];
     if (!group.pending) return;
-#ifdef DD_OFFLOAD_CUDA
     // The compute stream waits for the copy; the copies' memory is marked as used by the compute stream, so
     // the caching allocator does not hand it to the next prefetch while kernels still read it.
-    const auto current = c10::cuda::getCurrentCUDAStream(m_config.compute.index());
-    m_streams->ready[size_t(g)]->block(c10::Stream(current));
+    const auto current = m_streams->guard.getStream(m_config.compute);
+    m_streams->ready[size_t(g)]->block(current);
+    auto* allocator = c10::getDeviceAllocator(m_config.compute.type());
     for (size_t i : group.leaves)
-        for (const auto& t : m_leaves[i].onDevice) c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), current);
-#endif
+        for (const auto& t : m_leaves[i].onDevice) allocator->recordStream(t.storage().data_ptr(), current);
     group.pending = false;
 }
 

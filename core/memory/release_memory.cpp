@@ -1,11 +1,9 @@
 #include "core/memory/release_memory.h"
 
-#include <torch/cuda.h>
+#include "core/memory/cuda_backend.h"
+#include "core/memory/memory_probe.h"
 
-#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
-#include <c10/cuda/CUDACachingAllocator.h>
-#define DD_RELEASE_CUDA 1
-#endif
+#include <c10/core/CachingDeviceAllocator.h>
 
 #if __has_include(<malloc.h>)
 #include <malloc.h>
@@ -33,9 +31,7 @@ void setTcmallocDecommit(bool eager) {
 } // namespace
 
 void releaseFreedMemory() {
-#ifdef DD_RELEASE_CUDA
-    if (torch::cuda::is_available()) c10::cuda::CUDACachingAllocator::emptyCache();
-#endif
+    if (cudaBackendLoaded() && cudaDeviceCount() > 0) c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
     releaseFreedHostMemory();
 }
 

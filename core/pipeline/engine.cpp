@@ -142,16 +142,17 @@ std::string torchVersion() {
            std::to_string(TORCH_VERSION_PATCH);
 }
 
-// "auto" = the first CUDA device when there is one, else the CPU.
+// "auto" = the first CUDA device when there is one, else the CPU. (Asking loads CUDA's backend where a driver is.)
 torch::Device resolveDevice(const std::string& wanted) {
-    if (wanted == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     if (wanted == "cpu") return torch::kCPU;
+    const int devices = memory::cudaDeviceCount();
+    if (wanted == "auto") return devices > 0 ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     const torch::Device d(wanted);  // "cuda", "cuda:1"
-    if (!torch::cuda::is_available())
+    if (devices == 0)
         throw std::invalid_argument("the memory plan asks for device '" + wanted + "' but no CUDA device is available (use auto or cpu)");
-    if (d.has_index() && d.index() >= int(torch::cuda::device_count()))
+    if (d.has_index() && d.index() >= devices)
         throw std::invalid_argument("the memory plan asks for device '" + wanted + "' but only " +
-                                    std::to_string(torch::cuda::device_count()) + " CUDA device(s) exist");
+                                    std::to_string(devices) + " CUDA device(s) exist");
     return d.has_index() ? d : torch::Device(torch::kCUDA, 0);
 }
 

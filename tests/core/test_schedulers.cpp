@@ -2,6 +2,7 @@
 // the whole denoising trajectory on a fake denoiser (same seeded CPU generator, same call sequence), img2img
 // truncation and add_noise, LMS coefficients, the reference schedules of sd_reference.md §11, factory errors.
 #include "core/io/safetensors.h"
+#include "core/memory/memory_probe.h"
 #include "core/sched/schedulers.h"
 
 // torch before Qt: Qt's `slots` macro breaks torch/csrc/jit headers.
@@ -242,7 +243,7 @@ private slots:
 
     // On a GPU: timesteps on the device, latents there, noise still from the CPU generator; same numbers.
     void onDevice() {
-        if (!torch::cuda::is_available()) QSKIP("no CUDA device");
+        if (dd::memory::cudaDeviceCount() == 0) QSKIP("no CUDA device");  // loads CUDA's backend where a driver is
         const nlohmann::json sd1 = readJson(kDir / "ddim.json")["config"];
         for (const auto& name : schedulerNames()) {
             auto run = [&](c10::Device device) {

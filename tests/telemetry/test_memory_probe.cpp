@@ -1,5 +1,6 @@
 // The CPU half of the memory probe: VmHWM follows a 200 MB allocation and resetPeaks() starts a new window;
-// the CUDA half answers sensibly on a machine without a GPU.
+// the CUDA half answers sensibly on a machine without a GPU; libtorch's CUDA backend is loaded on demand only.
+#include "core/memory/cuda_backend.h"
 #include "core/memory/memory_probe.h"
 #include "core/memory/release_memory.h"
 
@@ -7,14 +8,38 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 using namespace dd::memory;
 
+namespace {
+
+bool mapped(const std::string& library) {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+        if (line.find("/" + library) != std::string::npos) return true;
+    return false;
+}
+
+} // namespace
+
 class TestMemoryProbe : public QObject {
     Q_OBJECT
 private slots:
+    // Not linked, loaded at start only where the NVIDIA driver exists (here it is mapped iff libcuda is).
+    void cudaBackendOnlyWithADriver() {
+        const bool driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) != nullptr;
+        QCOMPARE(mapped("libtorch_cuda.so"), driver);
+        QCOMPARE(cudaBackendLoaded(), driver);
+        QCOMPARE(ensureCudaBackend(), driver);
+        if (!driver) QCOMPARE(cudaDeviceCount(), 0);
+    }
+
     void hostPeakFollowsAllocation() {
         constexpr int64_t kBytes = int64_t(200) << 20;
         resetPeaks();
