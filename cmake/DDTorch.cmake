@@ -5,7 +5,7 @@
 # site-packages/nvidia. Instead `dd::torch` links the wheel's own libraries, so the binaries load exactly
 # the CUDA libraries torch itself uses. The programs link libtorch_cpu and libc10 only: libtorch_cuda, and the
 # CUDA libraries under it, are loaded at run time on the first question about CUDA and only where an NVIDIA
-# driver exists (core/memory/cuda_backend.h), which saves a CPU-only run ~0.4 s and ~0.5 GB of resident pages.
+# driver exists (core/memory/cuda_backend.h), which saves a CPU-only run ~0.4 s and ~370 MB of resident pages.
 # DD_TORCH_CUDA=OFF never loads it and packages without it: a CPU-only install whose private copy of libtorch is
 # ~0.5 GB instead of ~4 GB (see docs/install.md).
 option(DD_TORCH_CUDA "Load libtorch's CUDA backend (libtorch_cuda) where an NVIDIA driver exists, and package it" ON)

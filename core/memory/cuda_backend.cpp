@@ -30,7 +30,7 @@ std::string torchLibraryDir() {
 }
 
 void load() {
-    // The driver first: without it libtorch_cuda would load (0.4 s, 0.5 GB) only to report no device.
+    // The driver first: without it libtorch_cuda would load (~0.4 s, ~370 MB) only to report no device.
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) return;
     const std::string dir = torchLibraryDir();
     if (dir.empty()) return;

@@ -1,7 +1,7 @@
 #pragma once
 // libtorch's CUDA backend, loaded only where it can be used. libtorch_cuda registers CUDA's kernels, caching
 // allocator, streams and hooks with the rest of libtorch when it is loaded; linking it made every start pay for it
-// and for the CUDA libraries under it (measured: +0.4 s and +0.5 GB resident per process on a machine without a
+// and for the CUDA libraries under it (measured: +0.3–0.45 s and +370 MB resident per process on a machine without a
 // GPU). So no program links it: dd_core loads it while the program starts, and only where the NVIDIA driver
 // (libcuda.so.1) exists, without which it would find no device anyway. At start, not on first use: libtorch
 // caches its CUDA hooks on the first question about CUDA (torch::manual_seed asks), so a backend loaded after
