@@ -4,8 +4,8 @@
 # toolkit's runtime (13.0 here) while the wheel was built against the CUDA 13.2 libraries it ships under
 # site-packages/nvidia. Instead `dd::torch` links the wheel's own libraries, so the binaries load exactly
 # the CUDA libraries torch itself uses. The programs link libtorch_cpu and libc10 only: libtorch_cuda, and the
-# CUDA libraries under it, are loaded at run time on the first question about CUDA and only where an NVIDIA
-# driver exists (core/memory/cuda_backend.h), which saves a CPU-only run ~0.4 s and ~370 MB of resident pages.
+# CUDA libraries under it, are loaded while the program starts and only where an NVIDIA driver exists
+# (core/memory/cuda_backend.h), which saves a CPU-only run ~0.4 s and ~370 MB of resident pages.
 # DD_TORCH_CUDA=OFF never loads it and packages without it: a CPU-only install whose private copy of libtorch is
 # ~0.5 GB instead of ~4 GB (see docs/install.md).
 option(DD_TORCH_CUDA "Load libtorch's CUDA backend (libtorch_cuda) where an NVIDIA driver exists, and package it" ON)

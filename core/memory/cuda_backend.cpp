@@ -63,20 +63,25 @@ namespace {
 } // namespace
 
 std::string cudaDeviceName(int cudaDevice) {
-    // The driver API's C entry points (stable across CUDA versions, unlike the runtime's device-properties struct).
-    using InitFn = int (*)(unsigned);
-    using GetFn = int (*)(int*, int);
-    using NameFn = int (*)(char*, int, int);
-    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!driver) return {};
-    const auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
-    const auto get = reinterpret_cast<GetFn>(dlsym(driver, "cuDeviceGet"));
-    const auto name = reinterpret_cast<NameFn>(dlsym(driver, "cuDeviceGetName"));
+    // The driver API's C entry points (stable across CUDA versions, unlike the runtime's device-properties struct),
+    // looked up once: the probe asks every step. The driver stays loaded for the process's life.
+    struct Driver {
+        int (*get)(int*, int) = nullptr;
+        int (*name)(char*, int, int) = nullptr;
+    };
+    static const Driver driver = [] {
+        Driver d;
+        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        const auto init = lib ? reinterpret_cast<int (*)(unsigned)>(dlsym(lib, "cuInit")) : nullptr;
+        if (!init || init(0) != 0) return d;
+        d.get = reinterpret_cast<int (*)(int*, int)>(dlsym(lib, "cuDeviceGet"));
+        d.name = reinterpret_cast<int (*)(char*, int, int)>(dlsym(lib, "cuDeviceGetName"));
+        return d;
+    }();
     char buffer[256] = {};
     int device = 0;
-    const bool ok = init && get && name && init(0) == 0 && get(&device, cudaDevice) == 0 &&
-                    name(buffer, int(sizeof buffer), device) == 0;
-    dlclose(driver);  // drops the reference NOLOAD took; the library stays loaded
+    const bool ok = driver.get && driver.name && driver.get(&device, cudaDevice) == 0 &&
+                    driver.name(buffer, int(sizeof buffer), device) == 0;
     return ok ? buffer : std::string();
 }
 

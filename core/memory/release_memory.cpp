@@ -1,6 +1,5 @@
 #include "core/memory/release_memory.h"
 
-#include "core/memory/cuda_backend.h"
 #include "core/memory/memory_probe.h"
 
 #include <c10/core/CachingDeviceAllocator.h>
@@ -31,7 +30,7 @@ void setTcmallocDecommit(bool eager) {
 } // namespace
 
 void releaseFreedMemory() {
-    if (cudaBackendLoaded() && cudaDeviceCount() > 0) c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
+    if (cudaDeviceCount() > 0) c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
     releaseFreedHostMemory();
 }
 

@@ -1,5 +1,5 @@
 // The CPU half of the memory probe: VmHWM follows a 200 MB allocation and resetPeaks() starts a new window;
-// the CUDA half answers sensibly on a machine without a GPU; libtorch's CUDA backend is loaded on demand only.
+// the CUDA half answers sensibly on a machine without a GPU; libtorch's CUDA backend is loaded only where the driver is.
 #include "core/memory/cuda_backend.h"
 #include "core/memory/memory_probe.h"
 #include "core/memory/release_memory.h"
