@@ -10,10 +10,10 @@
 namespace dd::nn {
 namespace {
 
-const char* kSource = "unet/config.json";
+const char* kUnetConfigFile = "unet/config.json";
 
 [[noreturn]] void unsupported(const std::string& what) {
-    throw io::ModelFileError(kSource, what + " is not supported by this UNet implementation");
+    throw io::ModelFileError(kUnetConfigFile, what + " is not supported by this UNet implementation");
 }
 
 // An int broadcast to every block, or a list that must have one entry per block.
@@ -22,7 +22,7 @@ std::vector<int64_t> perBlock(const nlohmann::json& j, const char* key, int64_t 
     if (it == j.end() || it->is_null()) return std::vector<int64_t>(blocks, fallback);
     if (it->is_number_integer()) return std::vector<int64_t>(blocks, io::jsonAs<int64_t>(*it));
     if (!it->is_array() || it->size() != blocks || !std::all_of(it->begin(), it->end(), [](auto& v) { return v.is_number_integer(); }))
-        throw io::ModelFileError(kSource, std::string("'") + key + "' must be an integer or a list of " +
+        throw io::ModelFileError(kUnetConfigFile, std::string("'") + key + "' must be an integer or a list of " +
                                               std::to_string(blocks) + " integers");
     return io::jsonAs<std::vector<int64_t>>(*it);
 }
@@ -43,7 +43,7 @@ void checkSizes(const UNetConfig& c) {
         ok = ok && plausibleSize(c.blockOutChannels[i]) && plausibleSize(c.layersPerBlock[i], 64) &&
              plausibleSize(c.crossAttentionDim[i]) && plausibleSize(c.transformerLayers[i], 64) &&
              c.reverseTransformerLayers[i] >= 0 && c.reverseTransformerLayers[i] <= 64;
-    if (!ok) throw io::ModelFileError(kSource, "a channel count, layer count or cross_attention_dim is out of range");
+    if (!ok) throw io::ModelFileError(kUnetConfigFile, "a channel count, layer count or cross_attention_dim is out of range");
 }
 
 } // namespace
@@ -60,7 +60,7 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
                                                                                "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"});
         const size_t n = c.blockOutChannels.size();
         if (n == 0 || n > 8 || c.downBlockTypes.size() != n || c.upBlockTypes.size() != n)
-            throw io::ModelFileError(kSource, "down_block_types, up_block_types and block_out_channels differ in length "
+            throw io::ModelFileError(kUnetConfigFile, "down_block_types, up_block_types and block_out_channels differ in length "
                                               "or are not 1 to 8 blocks");
         for (const auto& t : c.downBlockTypes)
             if (t != "CrossAttnDownBlock2D" && t != "DownBlock2D") unsupported("down block type '" + t + "'");
@@ -77,7 +77,7 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
             c.reverseTransformerLayers.assign(c.transformerLayers.rbegin(), c.transformerLayers.rend());
         for (size_t i = 0; i < n; ++i)
             if (c.heads[i] <= 0 || c.blockOutChannels[i] % c.heads[i] != 0)
-                throw io::ModelFileError(kSource, "block_out_channels[" + std::to_string(i) + "] = " +
+                throw io::ModelFileError(kUnetConfigFile, "block_out_channels[" + std::to_string(i) + "] = " +
                                                       std::to_string(c.blockOutChannels[i]) + " is not divisible by " +
                                                       std::to_string(c.heads[i]) + " attention heads");
         checkSizes(c);
@@ -88,7 +88,7 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
         c.normGroups = configValue<int64_t>(j, "norm_num_groups", 32);
         for (const auto ch : c.blockOutChannels)
             if (!plausibleSize(c.normGroups) || ch % c.normGroups != 0)
-                throw io::ModelFileError(kSource, "norm_num_groups " + std::to_string(c.normGroups) +
+                throw io::ModelFileError(kUnetConfigFile, "norm_num_groups " + std::to_string(c.normGroups) +
                                                       " does not divide block_out_channels " + std::to_string(ch));
         c.normEps = configValue(j, "norm_eps", 1e-5);
         c.downsamplePadding = configValue<int64_t>(j, "downsample_padding", 1);
@@ -114,7 +114,7 @@ UNetConfig UNetConfig::fromJson(const nlohmann::json& j) {
             unsupported("conv_in_kernel / conv_out_kernel other than 3");
         return c;
     } catch (const nlohmann::json::exception& e) {
-        throw io::ModelFileError(kSource, std::string("malformed: ") + e.what());
+        throw io::ModelFileError(kUnetConfigFile, std::string("malformed: ") + e.what());
     }
 }
 

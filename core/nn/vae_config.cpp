@@ -7,7 +7,7 @@
 
 namespace dd::nn {
 namespace {
-const char* kSource = "vae/config.json";
+const char* kVaeConfigFile = "vae/config.json";
 } // namespace
 
 VaeConfig VaeConfig::fromJson(const nlohmann::json& j) {
@@ -33,22 +33,22 @@ VaeConfig VaeConfig::fromJson(const nlohmann::json& j) {
         const auto down = configValue(j, "down_block_types", std::vector<std::string>(n, "DownEncoderBlock2D"));
         const auto up = configValue(j, "up_block_types", std::vector<std::string>(n, "UpDecoderBlock2D"));
         if (n == 0 || down.size() != n || up.size() != n)
-            throw io::ModelFileError(kSource, "down_block_types, up_block_types and block_out_channels differ in length");
+            throw io::ModelFileError(kVaeConfigFile, "down_block_types, up_block_types and block_out_channels differ in length");
         for (const auto& t : down)
-            if (t != "DownEncoderBlock2D") throw io::ModelFileError(kSource, "down block type '" + t + "' is not supported");
+            if (t != "DownEncoderBlock2D") throw io::ModelFileError(kVaeConfigFile, "down block type '" + t + "' is not supported");
         for (const auto& t : up)
-            if (t != "UpDecoderBlock2D") throw io::ModelFileError(kSource, "up block type '" + t + "' is not supported");
+            if (t != "UpDecoderBlock2D") throw io::ModelFileError(kVaeConfigFile, "up block type '" + t + "' is not supported");
         bool sizesOk = n <= 8 && plausibleSize(c.inChannels, 64) && plausibleSize(c.outChannels, 64) &&
                        plausibleSize(c.latentChannels, 64) && plausibleSize(c.layersPerBlock, 64) &&
                        plausibleSize(c.sampleSize) && plausibleSize(c.normGroups);
         for (const auto ch : c.blockOutChannels) sizesOk = sizesOk && plausibleSize(ch) && ch % c.normGroups == 0;
         if (!sizesOk)
-            throw io::ModelFileError(kSource, "a channel count, layer count, norm_num_groups or sample_size is out of range");
+            throw io::ModelFileError(kVaeConfigFile, "a channel count, layer count, norm_num_groups or sample_size is out of range");
         if (configValue<std::string>(j, "act_fn", "silu") != "silu")
-            throw io::ModelFileError(kSource, "act_fn other than silu is not supported");
+            throw io::ModelFileError(kVaeConfigFile, "act_fn other than silu is not supported");
         return c;
     } catch (const nlohmann::json::exception& e) {
-        throw io::ModelFileError(kSource, std::string("malformed: ") + e.what());
+        throw io::ModelFileError(kVaeConfigFile, std::string("malformed: ") + e.what());
     }
 }
 
