@@ -209,6 +209,39 @@ private slots:
         QVERIFY(torch::equal(nn::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1), torch::conv2d(x, w, b, 1, 1)));
     }
 
+    // Small images (≤ 128 output pixels) go through im2col and oneDNN's matmul: within fp32 rounding of an fp64
+    // reference, as torch's direct convolution is, for 3×3 and the stride-2 downsampler, with and without bias and
+    // padding; 1×1 kernels and larger images stay torch's; off in a WinogradConvScope it is torch's exactly.
+    void smallConvAsMatmulMatchesTorch() {
+        c10::InferenceMode guard;
+        const auto w = torch::randn({96, 64, 3, 3}) * 0.05, b = torch::randn({96});
+        auto fp64 = [](const torch::Tensor& t) { return t.to(torch::kFloat64); };
+        struct Case { std::vector<int64_t> shape; int64_t stride, padding; bool bias; };
+        for (const auto& c : {Case{{2, 64, 8, 8}, 1, 1, true}, Case{{1, 64, 12, 8}, 1, 1, false},
+                              Case{{2, 64, 16, 16}, 2, 1, true}, Case{{2, 64, 10, 10}, 1, 0, true}}) {
+            const auto x = torch::randn(c.shape);
+            const std::vector<int64_t> st{c.stride, c.stride}, pad{c.padding, c.padding};
+            QVERIFY(nn::usesMatmulConv(x, w, st, pad, {1, 1}, 1));
+            const auto bias = c.bias ? b : torch::Tensor();
+            const auto ref = torch::conv2d(fp64(x), fp64(w), c.bias ? fp64(b) : torch::Tensor(), st, pad);
+            const auto fast = nn::conv2d(x, w, bias, st, pad, {1, 1}, 1);
+            QCOMPARE(fast.sizes(), ref.sizes());
+            QVERIFY(fast.is_contiguous());
+            const double scale = ref.abs().max().item<double>();
+            const double direct = maxAbs(torch::conv2d(x, w, bias, st, pad), ref) / scale;
+            const double err = maxAbs(fast, ref) / scale;
+            qInfo("small conv %s vs fp64: matmul %.3g, direct %.3g", c10::str(x.sizes()).c_str(), err, direct);
+            QVERIFY(err < 5e-6);  // fp32 rounding: both ~1e-6 here (Winograd ~1e-5)
+        }
+        const auto x = torch::randn({2, 64, 8, 8});
+        QVERIFY(!nn::usesMatmulConv(x, torch::randn({96, 64, 1, 1}), {1, 1}, {0, 0}, {1, 1}, 1));   // 1×1
+        QVERIFY(!nn::usesMatmulConv(torch::randn({2, 64, 16, 12}), w, {1, 1}, {1, 1}, {1, 1}, 1));  // 192 pixels
+        QVERIFY(!nn::usesMatmulConv(x.to(torch::kBFloat16), w.to(torch::kBFloat16), {1, 1}, {1, 1}, {1, 1}, 1));
+        const nn::WinogradConvScope off(false);
+        QVERIFY(!nn::usesMatmulConv(x, w, {1, 1}, {1, 1}, {1, 1}, 1));
+        QVERIFY(torch::equal(nn::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1), torch::conv2d(x, w, b, 1, 1)));
+    }
+
     void classicUpcastScoresInFp32() {
         c10::InferenceMode guard;
         // bf16 inputs: the upcast path computes scores and softmax in fp32, so it lands closer to the fp32 result.
