@@ -37,7 +37,8 @@ struct MemoryPlan {
     bool vaeTiling = false;                // overlapping tiles, diffusers' blending and thresholds
     int vaeTileSize = 0;                   // tile side in pixels (multiple of 8); 0 = the VAE's sample_size
     bool channelsLast = false;
-    bool winogradConv = true;              // CPU fp32: large 3×3 convolutions by Winograd (core/nn/cpu_kernels.h)
+    bool winogradConv = true;              // CPU fp32: large 3×3 convolutions by Winograd, small images by im2col +
+                                           // matmul (core/nn/cpu_kernels.h); off: torch's, diffusers' arithmetic
     Offload offload = Offload::None;
     int groupBlocks = 1;                   // Group offload: blocks per group; 0 = leaf level (each layer a group)
     // Group offload: the stored copies live in a memory-mapped file (in $DD_OFFLOAD_DIR, else the temp folder)
