@@ -7,9 +7,10 @@
 #   ./test.sh --sanitize  the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), then
 #                         the worker / queue threading tests under ThreadSanitizer (build-tsan)
 #   ./test.sh --ci        what .ci/run runs: every test once, in the least build time. The plain build compiles
-#                         the two programs users run and the slow and RSS-bound tests, and runs those; every parser is fuzzed; then the
-#                         plain build's objects and programs are deleted (./run.sh rebuilds them) and the rest of
-#                         the suite runs under ASan + UBSan, the threading tests under TSan
+#                         the two programs users run and the slow and RSS-bound tests, and runs those; every
+#                         parser is fuzzed; then the plain build's objects and programs are deleted (./run.sh
+#                         rebuilds them) and the rest of the suite runs under ASan + UBSan, the threading tests
+#                         under TSan
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"

@@ -150,13 +150,19 @@ at::Tensor winogradImage(const at::Tensor& image, const at::Tensor& weight, cons
     return out;
 }
 
+// A 2-d convolution's output height and width (no dilation): x [n, c, h, w], weight [out, c, kh, kw].
+std::array<int64_t, 2> outputSize(const at::Tensor& x, const at::Tensor& weight, c10::IntArrayRef stride,
+                                  c10::IntArrayRef padding) {
+    return {(x.size(2) + 2 * padding[0] - weight.size(2)) / stride[0] + 1,
+            (x.size(3) + 2 * padding[1] - weight.size(3)) / stride[1] + 1};
+}
+
 // im2col, then one oneDNN matmul with the weight as it is stored ([out, in·kh·kw] is a view of it).
 at::Tensor matmulConv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, c10::IntArrayRef stride,
                       c10::IntArrayRef padding) {
-    const int64_t n = x.size(0), out = weight.size(0), kh = weight.size(2), kw = weight.size(3);
-    const int64_t oh = (x.size(2) + 2 * padding[0] - kh) / stride[0] + 1;
-    const int64_t ow = (x.size(3) + 2 * padding[1] - kw) / stride[1] + 1;
-    const std::array<int64_t, 2> kernel{kh, kw}, unitDilation{1, 1};
+    const int64_t n = x.size(0), out = weight.size(0);
+    const auto [oh, ow] = outputSize(x, weight, stride, padding);
+    const std::array<int64_t, 2> kernel{weight.size(2), weight.size(3)}, unitDilation{1, 1};
     const auto columns = at::im2col(x, kernel, unitDilation, padding, stride);  // [n, in·kh·kw, oh·ow]
     const auto rows = columns.transpose(1, 2).reshape({n * oh * ow, columns.size(1)});
     const auto y = pointwise(rows, weight.view({out, -1}), bias, "none", std::nullopt);  // [n·oh·ow, out]
@@ -176,11 +182,9 @@ bool usesMatmulConv(const at::Tensor& x, const at::Tensor& weight, c10::IntArray
     if (!turnedOn || x.dim() != 4 || weight.dim() != 4 || stride.size() != 2 || padding.size() != 2 ||
         dilation.size() != 2)
         return false;
-    const int64_t kh = weight.size(2), kw = weight.size(3);
-    const int64_t oh = (x.size(2) + 2 * padding[0] - kh) / stride[0] + 1;
-    const int64_t ow = (x.size(3) + 2 * padding[1] - kw) / stride[1] + 1;
+    const auto [oh, ow] = outputSize(x, weight, stride, padding);
     return x.device().is_cpu() && weight.device().is_cpu() && x.scalar_type() == at::kFloat &&
-           weight.scalar_type() == at::kFloat && kh * kw > 1 && oh > 0 && ow > 0 && oh * ow <= 128 && groups == 1 &&
+           weight.scalar_type() == at::kFloat && weight.size(2) * weight.size(3) > 1 && oh > 0 && ow > 0 && oh * ow <= 128 && groups == 1 &&
            dilation[0] == 1 && dilation[1] == 1 && x.is_contiguous() && weight.is_contiguous() &&
            x.size(1) == weight.size(1) && inferenceOnly(x, weight) && t_winogradAllowed && onednnOps().pointwise;
 }

@@ -33,8 +33,8 @@ at::Tensor gegluOfProjection(const at::Tensor& projected);
 at::Tensor conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, c10::IntArrayRef stride,
                   c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups);
 
-// Winograd and the small-image matmul for conv2d() on this thread while the scope lives (the plan's winograd_conv; the engine sets it for a
-// run). Allowed by default.
+// Winograd and the small-image matmul for conv2d() on this thread while the scope lives (the plan's
+// winograd_conv; the engine sets it for a run). Allowed by default.
 class WinogradConvScope {
 public:
     explicit WinogradConvScope(bool allowed);
