@@ -400,11 +400,11 @@ private slots:
         QVERIFY(probe.maxAppStallMs() >= 75);
     }
 
-    // The UI thread keeps processing events while the engine works: no stall of the event loop over 50 ms during
-    // a whole run (more in sanitized builds: kUiStallBudgetMs), from the click to the final image (no startup window
-    // is exempt). What keeps this true on a loaded 2-core machine: the engine thread and torch's threads run at a
-    // lower priority (EngineThread), the queue's fsyncs happen on their own thread, previews the cadence skips are
-    // never computed, and the probe does not count time the kernel kept the UI thread waiting for a CPU
+    // The UI thread keeps processing events while the engine works: no stall of the event loop over 50 ms during a
+    // whole run (more under ASan, not asserted under TSan: latencyprobe.h), from the click to the final image (no
+    // startup window is exempt). What keeps this true on a loaded 2-core machine: the engine thread and torch's threads
+    // run at a lower priority (EngineThread), the queue's fsyncs happen on their own thread, previews the cadence skips
+    // are never computed, and the probe does not count time the kernel kept the UI thread waiting for a CPU
     // (latencyprobe.h), which other processes cause and no app can prevent. The raw gap is printed next to it.
     void eventLoopLatencyDuringGeneration() {
         MainWindow w({});
@@ -430,7 +430,7 @@ private slots:
               probe.runQueueWaitMs(), probe.schedstatAvailable() ? "yes" : "no");
         QCOMPARE(progress.count(), 10);
         QVERIFY(probe.ticks() > 10);  // the loop ran during the generation
-        QVERIFY2(probe.maxAppStallMs() < kUiStallBudgetMs, qPrintable(QString("UI stalled %1 ms").arg(probe.maxAppStallMs())));
+        DD_VERIFY_UI_STALL(probe);
     }
 };
 
