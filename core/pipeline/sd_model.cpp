@@ -8,12 +8,24 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 namespace dd::pipeline {
 namespace {
 
+// The vocabulary shipped in resources/ is read once a process (about 0.15 s, several seconds under
+// AddressSanitizer) and shared by every model loaded after; a failed read is not kept, the next load retries.
 text::ClipTokenizer bundledTokenizer(text::ClipPad pad) {
-    return text::ClipTokenizer::fromBundledVocab(resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz", pad);
+    static std::mutex mutex;
+    static std::filesystem::path readFrom;
+    static std::optional<text::ClipTokenizer> bundled;
+    const auto file = resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+    std::lock_guard lock(mutex);
+    if (!bundled || readFrom != file) {
+        bundled = text::ClipTokenizer::fromBundledVocab(file);
+        readFrom = file;
+    }
+    return bundled->withPad(pad);
 }
 
 // Diffusers folders carry their tokenizers; single files do not, so the family decides the padding.

@@ -108,6 +108,14 @@ bool startsWith(std::u32string_view s, size_t at, std::u32string_view prefix) {
 
 } // namespace
 
+struct ClipTokenizer::Vocabulary {
+    std::unordered_map<std::string, int> tokenToId;
+    std::vector<std::string> idToToken;
+    std::unordered_map<unsigned long long, std::pair<int, int>> merges;  // (left,right) → (rank, merged id)
+    int byteId[256] = {};     // byte symbol
+    int byteEndId[256] = {};  // byte symbol + "</w>"
+};
+
 ClipTokenizer ClipTokenizer::fromFolder(const std::filesystem::path& dir) {
     const auto vocabPath = dir / "vocab.json";
     const auto mergesPath = dir / "merges.txt";
@@ -167,47 +175,51 @@ ClipTokenizer ClipTokenizer::fromBundledVocab(const std::filesystem::path& gzFil
 
 void ClipTokenizer::build(std::vector<std::string> tokens, const std::vector<std::pair<std::string, std::string>>& merges,
                           ClipPad pad, const std::string& source) {
-    m_idToToken = std::move(tokens);
-    for (size_t i = 0; i < m_idToToken.size(); ++i)
-        if (!m_idToToken[i].empty()) m_tokenToId.emplace(m_idToToken[i], static_cast<int>(i));
+    auto v = std::make_shared<Vocabulary>();
+    v->idToToken = std::move(tokens);
+    for (size_t i = 0; i < v->idToToken.size(); ++i)
+        if (!v->idToToken[i].empty()) v->tokenToId.emplace(v->idToToken[i], static_cast<int>(i));
     auto require = [&](const std::string& t) {
-        auto it = m_tokenToId.find(t);
-        if (it == m_tokenToId.end())
+        auto it = v->tokenToId.find(t);
+        if (it == v->tokenToId.end())
             throw ModelFileError(source, "is not a CLIP byte-level vocabulary: token '" + t + "' is missing");
         return it->second;
     };
     for (const auto& [byte, ch] : byteTable()) {
         const std::string sym = uc::encodeUtf8(std::u32string(1, ch));
-        m_byteId[byte] = require(sym);
-        m_byteEndId[byte] = require(sym + "</w>");
+        v->byteId[byte] = require(sym);
+        v->byteEndId[byte] = require(sym + "</w>");
     }
     m_bos = require("<|startoftext|>");
     m_eos = require("<|endoftext|>");
     m_padIsSpecial = pad == ClipPad::Exclamation;
     m_pad = m_padIsSpecial ? require("!") : m_eos;
-    m_merges.reserve(merges.size());
+    v->merges.reserve(merges.size());
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const auto& [a, b] = merges[rank];
         const auto key = (static_cast<unsigned long long>(require(a)) << 32) | static_cast<unsigned>(require(b));
-        m_merges.insert_or_assign(key, std::pair{static_cast<int>(rank), require(a + b)});  // a repeat: last wins
+        v->merges.insert_or_assign(key, std::pair{static_cast<int>(rank), require(a + b)});  // a repeat: last wins
     }
+    m_vocab = std::move(v);
 }
 
 ClipTokenizer ClipTokenizer::withPad(ClipPad pad) const {
     ClipTokenizer t = *this;
     t.m_padIsSpecial = pad == ClipPad::Exclamation;
-    t.m_pad = t.m_padIsSpecial ? m_byteId[static_cast<unsigned char>('!')] : m_eos;
+    t.m_pad = t.m_padIsSpecial ? m_vocab->byteId[static_cast<unsigned char>('!')] : m_eos;
     return t;
 }
 
+int ClipTokenizer::vocabSize() const { return static_cast<int>(m_vocab->idToToken.size()); }
+
 std::optional<int> ClipTokenizer::tokenId(std::string_view token) const {
-    auto it = m_tokenToId.find(std::string(token));
-    return it == m_tokenToId.end() ? std::nullopt : std::optional<int>(it->second);
+    auto it = m_vocab->tokenToId.find(std::string(token));
+    return it == m_vocab->tokenToId.end() ? std::nullopt : std::optional<int>(it->second);
 }
 
 const std::string& ClipTokenizer::token(int id) const {
     static const std::string empty;
-    return id >= 0 && id < vocabSize() ? m_idToToken[static_cast<size_t>(id)] : empty;
+    return id >= 0 && id < vocabSize() ? m_vocab->idToToken[static_cast<size_t>(id)] : empty;
 }
 
 std::vector<int> ClipTokenizer::encode(std::string_view text) const {
@@ -292,7 +304,7 @@ void ClipTokenizer::bpe(const std::string& word, std::vector<int>& out) const {
     sym.reserve(word.size());
     for (size_t i = 0; i < word.size(); ++i) {
         const auto b = static_cast<unsigned char>(word[i]);
-        sym.push_back(i + 1 == word.size() ? m_byteEndId[b] : m_byteId[b]);
+        sym.push_back(i + 1 == word.size() ? m_vocab->byteEndId[b] : m_vocab->byteId[b]);
     }
     // Greedy BPE: merge every occurrence of the lowest-ranked adjacent pair, left to right, until
     // no pair has a merge (simple_tokenizer.py::bpe; tokenizers' heap order gives the same result).
@@ -301,8 +313,8 @@ void ClipTokenizer::bpe(const std::string& word, std::vector<int>& out) const {
         unsigned long long bestKey = 0;
         for (size_t i = 0; i + 1 < sym.size(); ++i) {
             const auto key = (static_cast<unsigned long long>(sym[i]) << 32) | static_cast<unsigned>(sym[i + 1]);
-            auto it = m_merges.find(key);
-            if (it != m_merges.end() && (bestRank < 0 || it->second.first < bestRank)) {
+            auto it = m_vocab->merges.find(key);
+            if (it != m_vocab->merges.end() && (bestRank < 0 || it->second.first < bestRank)) {
                 bestRank = it->second.first;
                 bestId = it->second.second;
                 bestKey = key;
