@@ -184,8 +184,9 @@ bool usesMatmulConv(const at::Tensor& x, const at::Tensor& weight, c10::IntArray
         return false;
     const auto [oh, ow] = outputSize(x, weight, stride, padding);
     return x.device().is_cpu() && weight.device().is_cpu() && x.scalar_type() == at::kFloat &&
-           weight.scalar_type() == at::kFloat && weight.size(2) * weight.size(3) > 1 && oh > 0 && ow > 0 && oh * ow <= 128 && groups == 1 &&
-           dilation[0] == 1 && dilation[1] == 1 && x.is_contiguous() && weight.is_contiguous() &&
+           weight.scalar_type() == at::kFloat && weight.size(2) * weight.size(3) > 1 && oh > 0 && ow > 0 &&
+           oh * ow <= 128 && groups == 1 && dilation[0] == 1 && dilation[1] == 1 && x.is_contiguous() &&
+           weight.is_contiguous() &&
            x.size(1) == weight.size(1) && inferenceOnly(x, weight) && t_winogradAllowed && onednnOps().pointwise;
 }
 
