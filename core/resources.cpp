@@ -1,6 +1,8 @@
 #include "core/resources.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 
 namespace dd {
 
@@ -10,6 +12,19 @@ std::filesystem::path resourceDir() {
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) return "share/diffusiondesk";
     return exe.parent_path().parent_path() / "share" / "diffusiondesk";
+}
+
+text::ClipTokenizer bundledClipTokenizer(text::ClipPad pad) {
+    static std::mutex mutex;
+    static std::filesystem::path readFrom;
+    static std::optional<text::ClipTokenizer> bundled;
+    const auto file = resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+    std::lock_guard lock(mutex);
+    if (!bundled || readFrom != file) {
+        bundled = text::ClipTokenizer::fromBundledVocab(file);
+        readFrom = file;
+    }
+    return bundled->withPad(pad);
 }
 
 std::filesystem::path embeddedModelDir() { return resourceDir() / "models" / "shapes"; }

@@ -2,11 +2,18 @@
 // Where the product's bundled data (CLIP vocabulary, presets, the default model) lives at run time:
 // $DD_RESOURCE_DIR if set, else <executable dir>/../share/diffusiondesk (the build tree and an install
 // prefix have the same shape).
+#include "core/text/clip_tokenizer.h"
+
 #include <filesystem>
 
 namespace dd {
 
 std::filesystem::path resourceDir();
+
+// The CLIP vocabulary shipped in resources/clip/, read once a process and shared by every caller (a copy is a
+// pointer: ClipTokenizer shares its vocabulary). A failed read is not kept; the next call tries again. Throws
+// dd::io::ModelFileError.
+text::ClipTokenizer bundledClipTokenizer(text::ClipPad pad = text::ClipPad::EndOfText);
 
 // The embedded default model (a diffusers folder trained by tools/train; docs/embedded-model.md).
 std::filesystem::path embeddedModelDir();

@@ -17,8 +17,7 @@ const text::ClipTokenizer* bundledTokenizer() {
     static std::unique_ptr<text::ClipTokenizer> tokenizer;
     std::call_once(once, [] {
         try {
-            tokenizer = std::make_unique<text::ClipTokenizer>(
-                text::ClipTokenizer::fromBundledVocab(resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz"));
+            tokenizer = std::make_unique<text::ClipTokenizer>(bundledClipTokenizer());
         } catch (const std::exception&) {
             // No vocabulary next to the app: the counter says so instead of counting.
         }

@@ -8,31 +8,16 @@
 
 #include <filesystem>
 #include <mutex>
-#include <optional>
 
 namespace dd::pipeline {
 namespace {
 
-// The vocabulary shipped in resources/ is read once a process (about 0.15 s, several seconds under
-// AddressSanitizer) and shared by every model loaded after; a failed read is not kept, the next load retries.
-text::ClipTokenizer bundledTokenizer(text::ClipPad pad) {
-    static std::mutex mutex;
-    static std::filesystem::path readFrom;
-    static std::optional<text::ClipTokenizer> bundled;
-    const auto file = resourceDir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
-    std::lock_guard lock(mutex);
-    if (!bundled || readFrom != file) {
-        bundled = text::ClipTokenizer::fromBundledVocab(file);
-        readFrom = file;
-    }
-    return bundled->withPad(pad);
-}
-
 // Diffusers folders carry their tokenizers; single files do not, so the family decides the padding.
 void attachTokenizers(SdModel& m, const io::Checkpoint& ck) {
     auto fromFolderOr = [&](const char* name, text::ClipPad pad) {
-        const auto it = ck.tokenizerDirs.find(name);
-        return it != ck.tokenizerDirs.end() ? text::ClipTokenizer::fromFolder(it->second) : bundledTokenizer(pad);
+        if (const auto it = ck.tokenizerDirs.find(name); it != ck.tokenizerDirs.end())
+            return text::ClipTokenizer::fromFolder(it->second);
+        return bundledClipTokenizer(pad);
     };
     if (m.textEncoder) {
         const auto pad = m.family == io::ModelFamily::SD2 ? text::ClipPad::Exclamation : text::ClipPad::EndOfText;
@@ -155,7 +140,7 @@ std::unique_ptr<SdModel> makeDemoModel(const Placement& place) {
     for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(m->unet.get()), static_cast<torch::nn::Module*>(m->vae.get()),
                                    static_cast<torch::nn::Module*>(m->textEncoder.get())})
         net->eval();
-    m->tokenizer = bundledTokenizer(text::ClipPad::EndOfText);
+    m->tokenizer = bundledClipTokenizer(text::ClipPad::EndOfText);
     m->schedulerConfig = {{"beta_start", 0.00085}, {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"},
                           {"num_train_timesteps", 1000}, {"steps_offset", 1}, {"set_alpha_to_one", false},
                           {"skip_prk_steps", true}, {"prediction_type", "epsilon"}};
