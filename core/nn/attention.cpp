@@ -2,6 +2,8 @@
 // SlicedAttnProcessor, Attention.get_attention_scores.
 #include "core/nn/attention.h"
 
+#include "core/nn/flash_attention.h"
+
 #include <torch/torch.h>
 
 #include <cmath>
@@ -41,6 +43,9 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
                      const AttentionOptions& options, bool upcastAttention, bool upcastSoftmax) {
     const auto b = q.size(0), lq = q.size(1), inner = q.size(2), headDim = inner / heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(headDim));
+    // Our fused kernel where it beats torch's (fp32 on an AVX2 CPU; flash_attention.h has the measurements).
+    if (options.backend == AttentionBackend::Sdpa && flashAttentionApplies(q, k, v, heads))
+        return flashAttention(q, k, v, heads);
     if (options.backend == AttentionBackend::Sdpa || options.backend == AttentionBackend::SdpaMath) {
         auto split = [&](const torch::Tensor& t) { return t.view({b, -1, heads, headDim}).transpose(1, 2); };
         auto out = options.backend == AttentionBackend::Sdpa

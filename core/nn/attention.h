@@ -15,7 +15,8 @@
 namespace dd::nn {
 
 enum class AttentionBackend {
-    Sdpa,      // at::scaled_dot_product_attention (diffusers' default; ignores the upcast flags)
+    Sdpa,      // at::scaled_dot_product_attention (diffusers' default; ignores the upcast flags), or for fp32 on an
+               // AVX2 CPU our fused kernel where it is faster (flash_attention.h)
     SdpaMath,  // SDPA's math kernel only: deterministic, same reduction order on every machine
     Classic,   // explicit scores + softmax; fp32 scores when upcast_attention / upcast_softmax ask for it
     Sliced,    // Classic, sliceSize rows of the (batch×heads) axis at a time: same numbers, less memory

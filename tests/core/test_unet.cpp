@@ -5,6 +5,7 @@
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
 #include "core/nn/cpu_kernels.h"
+#include "core/nn/flash_attention.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
 
@@ -60,6 +61,17 @@ QString errorOf(const std::function<void()>& fn) {
         return QString::fromUtf8(e.what());
     }
     return {};
+}
+
+// The fused attention kernel runs wherever the CPU has AVX2 + FMA unless turned off; the tests check it does.
+bool flashKernelExpected() {
+    const char* off = std::getenv("DD_FLASH_ATTENTION");
+    if (off && std::string(off) == "0") return false;
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
 }
 
 void addFamilies() {
@@ -240,6 +252,82 @@ private slots:
         const nn::WinogradConvScope off(false);
         QVERIFY(!nn::usesMatmulConv(x, w, {1, 1}, {1, 1}, {1, 1}, 1));
         QVERIFY(torch::equal(nn::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1), torch::conv2d(x, w, b, 1, 1)));
+    }
+
+    // Our fused kernel against torch's attention math in fp64: several key blocks with a ragged last panel, query
+    // rows that do not fill a tile, head sizes from one register to the VAE's 512, strided rows (a fused QKV
+    // projection's slices), and scores large enough that the online softmax must rescale.
+    void flashAttentionMatchesTorchMath_data() {
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("queries");
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<double>("qScale");
+        QTest::newRow("sd15 64² shape, ragged") << 2 << 97 << 300 << 2 << 40 << 1.0;
+        QTest::newRow("one key") << 1 << 5 << 1 << 1 << 8 << 1.0;
+        QTest::newRow("cross-attention 77") << 2 << 50 << 77 << 3 << 80 << 1.0;
+        QTest::newRow("two key blocks + 1") << 1 << 13 << 513 << 1 << 64 << 1.0;
+        QTest::newRow("d 160") << 1 << 7 << 17 << 2 << 160 << 1.0;
+        QTest::newRow("d 512") << 1 << 6 << 16 << 1 << 512 << 1.0;
+        QTest::newRow("peaky scores") << 1 << 31 << 600 << 2 << 40 << 12.0;
+    }
+    void flashAttentionMatchesTorchMath() {
+        QFETCH(int, batch);
+        QFETCH(int, queries);
+        QFETCH(int, keys);
+        QFETCH(int, heads);
+        QFETCH(int, headDim);
+        QFETCH(double, qScale);
+        if (!flashKernelExpected()) QSKIP("this CPU has no AVX2 + FMA, or DD_FLASH_ATTENTION=0");
+        c10::InferenceMode guard;
+        const int64_t inner = int64_t(heads) * headDim;
+        const auto qkv = torch::randn({batch, queries, 3 * inner});
+        const auto kv = torch::randn({batch, keys, 2 * inner});
+        const auto q = qkv.narrow(2, inner, inner) * qScale, k = kv.narrow(2, 0, inner), v = kv.narrow(2, inner, inner);
+        QVERIFY(k.stride(1) == 2 * inner);  // strided rows reach the kernel as they are
+        const auto out = nn::flashAttention(q, k, v, heads);
+        QCOMPARE(out.sizes(), q.sizes());
+        auto split = [&](const torch::Tensor& t) {
+            return t.to(torch::kFloat64).view({batch, -1, heads, headDim}).transpose(1, 2);
+        };
+        const auto ref = std::get<0>(at::_scaled_dot_product_attention_math(split(q), split(k), split(v)))
+                             .transpose(1, 2).reshape({batch, queries, inner});
+        // The bar: torch's own fp32 kernel on the same input (peaky scores carry more fp32 rounding for both).
+        const auto torchFp32 = at::scaled_dot_product_attention(split(q).to(torch::kFloat32), split(k).to(torch::kFloat32),
+                                                                split(v).to(torch::kFloat32))
+                                   .transpose(1, 2).reshape({batch, queries, inner});
+        const double err = (out.to(torch::kFloat64) - ref).abs().max().item<double>();
+        const double torchErr = (torchFp32.to(torch::kFloat64) - ref).abs().max().item<double>();
+        QVERIFY2(err < 2 * torchErr + 2e-6,
+                 qPrintable(QString("max |error| vs fp64 math: ours %1, torch's fp32 SDPA %2").arg(err).arg(torchErr)));
+    }
+
+    // Where attend()'s Sdpa backend takes the fused kernel, and that it then returns exactly its result.
+    void flashAttentionDispatch() {
+        if (!flashKernelExpected()) QSKIP("this CPU has no AVX2 + FMA, or DD_FLASH_ATTENTION=0");
+        c10::InferenceMode guard;
+        const auto q = torch::randn({2, 70, 320}), k = torch::randn({2, 90, 320}), v = torch::randn({2, 90, 320});
+        QVERIFY(nn::flashAttentionApplies(q, k, v, 8));  // d 40
+        const auto viaAttend = nn::attend(q, k, v, 8, {AttentionBackend::Sdpa, 0}, false, false);
+        QVERIFY(torch::equal(viaAttend, nn::flashAttention(q, k, v, 8)));
+        QVERIFY(maxAbs(viaAttend, nn::attend(q, k, v, 8, {AttentionBackend::SdpaMath, 0}, false, false)) < 4e-6);
+        const auto longKeys = torch::randn({2, 200, 320});
+        QVERIFY(nn::flashAttentionApplies(q, longKeys, longKeys, 8));   // d 40: any number of keys
+        QVERIFY(nn::flashAttentionApplies(q, k, v, 4));                  // d 80, at most 128 keys
+        QVERIFY(!nn::flashAttentionApplies(q, longKeys, longKeys, 4));  // d 80 over 200 keys: torch's is as fast
+        QVERIFY(!nn::flashAttentionApplies(q, k, v, 32));                // d 10: not whole registers
+        QVERIFY(!nn::flashAttentionApplies(q.to(torch::kFloat64), k, v, 8));
+        QVERIFY(!nn::flashAttentionApplies(q.to(torch::kBFloat16), k.to(torch::kBFloat16), v.to(torch::kBFloat16), 8));
+        QVERIFY(!nn::flashAttentionApplies(q.transpose(0, 1).contiguous().transpose(0, 1).transpose(1, 2).contiguous()
+                                               .transpose(1, 2), k, v, 8));  // last dimension not unit-stride
+    }
+
+    void flashAttentionLeavesAutogradToTorch() {
+        if (!flashKernelExpected()) QSKIP("this CPU has no AVX2 + FMA, or DD_FLASH_ATTENTION=0");
+        const auto q = torch::randn({1, 8, 40}, torch::requires_grad()), k = torch::randn({1, 8, 40});
+        QVERIFY(!nn::flashAttentionApplies(q, k, k, 1));
+        QVERIFY(nn::attend(q, k, k, 1, {AttentionBackend::Sdpa, 0}, false, false).requires_grad());
     }
 
     void classicUpcastScoresInFp32() {
