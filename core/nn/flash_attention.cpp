@@ -15,6 +15,7 @@
 #include <cstring>
 
 namespace dd::nn {
+#if DD_FLASH_ATTENTION_KERNEL
 namespace {
 
 // Query rows per task: 8 score tiles. 48 measured ~5 % faster than 96 or 192 at 4096 queries.
@@ -22,16 +23,18 @@ constexpr int64_t kRowsPerTask = 48;
 
 bool cpuHasKernel() {
     static const bool has = [] {
-        const char* value = std::getenv("DD_FLASH_ATTENTION");
-        if (value && std::strcmp(value, "0") == 0) return false;
-#if DD_FLASH_ATTENTION_KERNEL
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-        return false;
-#endif
     }();
     return has;
+}
+
+bool turnedOff() {
+    static const bool off = [] {
+        const char* value = std::getenv("DD_FLASH_ATTENTION");
+        return value && std::strcmp(value, "0") == 0;
+    }();
+    return off;
 }
 
 bool usable(const at::Tensor& t, const at::Tensor& q, int64_t inner) {
@@ -39,19 +42,25 @@ bool usable(const at::Tensor& t, const at::Tensor& q, int64_t inner) {
            t.size(0) == q.size(0) && t.size(2) == inner && t.stride(2) == 1 && !t.requires_grad();
 }
 
-} // namespace
-
-#if DD_FLASH_ATTENTION_KERNEL
-bool flashAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads) {
+// What the kernel can run at all (flashAttention checks it); flashAttentionApplies adds where it is the faster one.
+bool kernelRuns(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads) {
     if (!cpuHasKernel() || !q.defined() || q.dim() != 3 || heads <= 0 || q.size(2) % heads != 0) return false;
-    const int64_t inner = q.size(2), headDim = inner / heads;
+    const int64_t inner = q.size(2);
     if (!usable(q, q, inner) || !usable(k, q, inner) || !usable(v, q, inner) || k.size(1) != v.size(1)) return false;
     if (at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad())) return false;
-    if (q.size(1) == 0 || k.size(1) == 0 || !avx2::attentionHeadDimSupported(headDim)) return false;
-    return headDim <= 48 || k.size(1) <= 128;
+    return q.size(1) > 0 && k.size(1) > 0 && avx2::attentionHeadDimSupported(inner / heads);
+}
+
+} // namespace
+
+bool flashAttentionApplies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads) {
+    return !turnedOff() && kernelRuns(q, k, v, heads) && (q.size(2) / heads <= 48 || k.size(1) <= 128);
 }
 
 at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads) {
+    TORCH_CHECK(kernelRuns(q, k, v, heads), "flashAttention: needs an AVX2 + FMA CPU and [B, L, heads·d] fp32 CPU "
+                "operands with d a multiple of 8, unit stride in the last dimension and no autograd; got q ", q.sizes(),
+                ", k ", k.sizes(), ", v ", v.sizes(), ", ", heads, " heads");
     const int64_t batch = q.size(0), queries = q.size(1), keys = k.size(1), inner = q.size(2);
     const int64_t headDim = inner / heads, batchHeads = batch * heads;
     const float scale = 1.f / std::sqrt(static_cast<float>(headDim));
@@ -87,6 +96,7 @@ at::Tensor flashAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
 bool flashAttentionApplies(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t) { return false; }
 at::Tensor flashAttention(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t) {
     TORCH_CHECK(false, "flashAttention: this build has no AVX2 attention kernel");
+    return {};
 }
 #endif
 
