@@ -42,6 +42,12 @@ int main(int argc, char** argv) {
     s.promptSyntax = "reference";  // diffusers' own prompt handling: same work on both sides
     std::string raw;
     int threads = 0;
+    const char* usage = "usage: dd_bench_run --model DIR [--steps N] [--size PX] [--cfg X] [--sampler NAME] "
+                        "[--threads N] [--plan JSON] [--raw FILE]\n";
+    if (argc % 2 == 0) {  // options come in pairs: a lone --help would otherwise start a 20-step render
+        std::cerr << usage;
+        return 2;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--model") s.model = v;
@@ -56,6 +62,10 @@ int main(int argc, char** argv) {
             std::cerr << "unknown option " << k << "\n";
             return 2;
         }
+    }
+    if (s.model.empty()) {
+        std::cerr << usage;
+        return 2;
     }
     if (threads > 0) at::set_num_threads(threads);
     dd::pipeline::Engine engine;
