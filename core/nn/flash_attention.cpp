@@ -7,7 +7,6 @@
 #endif
 
 #include <ATen/Parallel.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 
 #include <cmath>
@@ -47,7 +46,6 @@ bool kernelRuns(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, i
     if (!cpuHasKernel() || !q.defined() || q.dim() != 3 || heads <= 0 || q.size(2) % heads != 0) return false;
     const int64_t inner = q.size(2);
     if (!usable(q, q, inner) || !usable(k, q, inner) || !usable(v, q, inner) || k.size(1) != v.size(1)) return false;
-    if (at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad())) return false;
     return q.size(1) > 0 && k.size(1) > 0 && avx2::attentionHeadDimSupported(inner / heads);
 }
 
