@@ -3,6 +3,7 @@
 #include "core/compare/verify.h"
 #include "core/settings/sidecar.h"
 #include "imaging/png.h"
+#include "tests/common/test_program.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,8 @@
 #include <QtTest>
 
 #include <fstream>
+
+namespace test_cli_verify {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -108,5 +111,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestCliVerify)
+DD_REGISTER_TEST(TestCliVerify)
+
+}  // namespace test_cli_verify
 #include "test_cli_verify.moc"

@@ -5,12 +5,15 @@
 #include "core/compare/ab_settings.h"
 #include "core/compare/verify.h"
 #include "imaging/compare.h"
+#include "tests/common/test_program.h"
 
 #include <ATen/Parallel.h>
 #include <QtTest>
 
 #include <cmath>
 #include <optional>
+
+namespace test_determinism {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -250,5 +253,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestDeterminism)
+DD_REGISTER_TEST(TestDeterminism)
+
+}  // namespace test_determinism
 #include "test_determinism.moc"

@@ -4,6 +4,7 @@
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/shard_index.h"
+#include "tests/common/test_program.h"
 
 #include <QDir>
 #include <QFile>
@@ -14,6 +15,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+namespace test_checkpoint {  // the test program is a unity build: each file keeps its names
 
 namespace fs = std::filesystem;
 using namespace dd::io;
@@ -143,5 +146,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestCheckpoint)
+DD_REGISTER_TEST(TestCheckpoint)
+
+}  // namespace test_checkpoint
 #include "test_checkpoint.moc"

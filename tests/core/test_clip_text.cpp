@@ -7,6 +7,7 @@
 #include "core/nn/clip_text.h"
 #include "core/text/clip_tokenizer.h"
 #include "core/text/conditioning.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+namespace test_clip_text {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 namespace fs = std::filesystem;
@@ -300,5 +303,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestClipText)
+DD_REGISTER_TEST(TestClipText)
+
+}  // namespace test_clip_text
 #include "test_clip_text.moc"

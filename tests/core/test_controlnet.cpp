@@ -13,6 +13,7 @@
 #include "core/settings/a1111_parameters.h"
 #include "core/settings/generation_settings.h"
 #include "imaging/control_preprocess.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/pipeline_case.h"
 
@@ -24,6 +25,8 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+
+namespace test_controlnet {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::test::caseSettings;
@@ -426,5 +429,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestControlNet)
+DD_REGISTER_TEST(TestControlNet)
+
+}  // namespace test_controlnet
 #include "test_controlnet.moc"

@@ -8,6 +8,7 @@
 #include "core/pipeline/find_taesd.h"
 #include "core/pipeline/previewer.h"
 #include "core/pipeline/taesd_preview.h"
+#include "tests/common/test_program.h"
 
 #include <torch/torch.h>
 
@@ -15,6 +16,8 @@
 #include <QtTest>
 
 #include <fstream>
+
+namespace test_engine_load {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -176,5 +179,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestEngineLoad)
+DD_REGISTER_TEST(TestEngineLoad)
+
+}  // namespace test_engine_load
 #include "test_engine_load.moc"

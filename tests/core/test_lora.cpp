@@ -14,6 +14,7 @@
 #include "core/pipeline/sd_model.h"
 #include "core/settings/a1111_parameters.h"
 #include "core/text/prompt_parser.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/pipeline_case.h"
 
@@ -25,6 +26,8 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+
+namespace test_lora {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::test::LastLatents;
@@ -405,5 +408,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestLora)
+DD_REGISTER_TEST(TestLora)
+
+}  // namespace test_lora
 #include "test_lora.moc"

@@ -4,12 +4,15 @@
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
 #include "tests/common/pipeline_case.h"
+#include "tests/common/test_program.h"
 
 #include <torch/torch.h>
 
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QtTest>
+
+namespace test_pipeline {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::test::LastLatents;
@@ -114,5 +117,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestPipeline)
+DD_REGISTER_TEST(TestPipeline)
+
+}  // namespace test_pipeline
 #include "test_pipeline.moc"

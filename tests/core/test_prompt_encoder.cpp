@@ -7,6 +7,7 @@
 #include "core/settings/generation_settings.h"
 #include "core/text/clip_tokenizer.h"
 #include "core/text/prompt_encoder.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+namespace test_prompt_encoder {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 namespace fs = std::filesystem;
@@ -208,5 +211,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestPromptEncoder)
+DD_REGISTER_TEST(TestPromptEncoder)
+
+}  // namespace test_prompt_encoder
 #include "test_prompt_encoder.moc"

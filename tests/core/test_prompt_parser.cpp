@@ -3,12 +3,17 @@
 // truncation, and the emphasis arithmetic (modules/sd_emphasis.py).
 #include "core/text/emphasis.h"
 #include "core/text/prompt_parser.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 
+// Qt's metatype declaration belongs to the global namespace.
+Q_DECLARE_METATYPE(std::vector<dd::text::WeightedText>)
+
+namespace test_prompt_parser {  // the test program is a unity build: each file keeps its names
+
 using namespace dd::text;
 using Parts = std::vector<WeightedText>;
-Q_DECLARE_METATYPE(Parts)
 
 namespace {
 
@@ -241,5 +246,7 @@ private:
     std::unique_ptr<ClipTokenizer> m_tok;
 };
 
-QTEST_GUILESS_MAIN(TestPromptParser)
+DD_REGISTER_TEST(TestPromptParser)
+
+}  // namespace test_prompt_parser
 #include "test_prompt_parser.moc"

@@ -8,6 +8,7 @@
 #include "core/pipeline/refiner.h"
 #include "core/sched/scheduler.h"
 #include "core/settings/a1111_parameters.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/pipeline_case.h"
 
@@ -19,6 +20,8 @@
 #include <QtTest>
 
 #include <fstream>
+
+namespace test_refiner {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::test::maxAbs;
@@ -369,5 +372,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestRefiner)
+DD_REGISTER_TEST(TestRefiner)
+
+}  // namespace test_refiner
 #include "test_refiner.moc"

@@ -2,6 +2,7 @@
 // and a writer→reader round trip for every dtype.
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
+#include "tests/common/test_program.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -11,6 +12,8 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+
+namespace test_safetensors {  // the test program is a unity build: each file keeps its names
 
 using namespace dd::io;
 
@@ -198,5 +201,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestSafetensors)
+DD_REGISTER_TEST(TestSafetensors)
+
+}  // namespace test_safetensors
 #include "test_safetensors.moc"

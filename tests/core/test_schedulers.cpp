@@ -4,6 +4,7 @@
 #include "core/io/safetensors.h"
 #include "core/memory/memory_probe.h"
 #include "core/sched/schedulers.h"
+#include "tests/common/test_program.h"
 
 // torch before Qt: Qt's `slots` macro breaks torch/csrc/jit headers.
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,6 +15,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+
+namespace test_schedulers {  // the test program is a unity build: each file keeps its names
 
 using namespace dd::sched;
 namespace fs = std::filesystem;
@@ -271,5 +274,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestSchedulers)
+DD_REGISTER_TEST(TestSchedulers)
+
+}  // namespace test_schedulers
 #include "test_schedulers.moc"

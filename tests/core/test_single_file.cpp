@@ -2,12 +2,15 @@
 // writes both and checks them with diffusers' own single-file loader first).
 #include "core/io/model_error.h"
 #include "core/io/single_file.h"
+#include "tests/common/test_program.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <filesystem>
 #include <fstream>
+
+namespace test_single_file {  // the test program is a unity build: each file keeps its names
 
 using namespace dd::io;
 namespace fs = std::filesystem;
@@ -183,5 +186,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestSingleFile)
+DD_REGISTER_TEST(TestSingleFile)
+
+}  // namespace test_single_file
 #include "test_single_file.moc"

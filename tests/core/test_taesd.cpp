@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/nn/taesd.h"
 #include "core/pipeline/taesd_preview.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 
@@ -15,6 +16,8 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+
+namespace test_taesd {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 namespace fs = std::filesystem;
@@ -224,5 +227,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestTaesd)
+DD_REGISTER_TEST(TestTaesd)
+
+}  // namespace test_taesd
 #include "test_taesd.moc"

@@ -1,6 +1,6 @@
 // UNet2DConditionModel parity against diffusers (fixtures from tests/parity/fixtures_unet.py): tiny SD1 / SD2 /
 // SDXL models, scalar and per-sample fractional timesteps, an odd latent size, all attention backends, weight
-// and config errors. fullSizeSd15 (label "slow") runs a full-size SD 1.5 UNet with random weights.
+// and config errors. test_unet_slow.cpp runs a full-size SD 1.5 UNet.
 #include "core/io/checkpoint.h"
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
@@ -8,6 +8,7 @@
 #include "core/nn/flash_attention.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 
@@ -16,7 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
+
+namespace test_unet {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::nn::AttentionBackend;
@@ -381,33 +383,9 @@ private slots:
         const auto f = fixture("sdxl");
         QVERIFY_THROWS_EXCEPTION(c10::Error, unet->forward(f.at("sample"), 981.0, f.at("encoder_hidden_states")));
     }
-
-    // Label "slow": DD_RUN_SLOW=1 (set by ctest for test_unet_slow) and the DD_SLOW_FIXTURES=1 fixtures.
-    void fullSizeSd15() {
-        if (qgetenv("DD_RUN_SLOW") != "1") QSKIP("slow: run test_unet_slow (ctest -L slow)");
-        const std::string dir = kFixtures + "/unet/";
-        if (!std::filesystem::exists(dir + "sd15-full.safetensors"))
-            QFAIL("missing fixture: run DD_SLOW_FIXTURES=1 tests/parity/fixtures_unet.py <fixtures dir> (./test.sh does)");
-        c10::InferenceMode guard;
-        std::ifstream cfgFile(dir + "sd15-full-config.json");
-        const auto cfg = nn::UNetConfig::fromJson(nlohmann::json::parse(cfgFile));
-        QCOMPARE(cfg.heads, (std::vector<int64_t>{8, 8, 8, 8}));
-        nn::UNet2DConditionModel unet(cfg);
-        auto weightsFile = io::SafetensorsFile::open(dir + "sd15-full-weights.safetensors");
-        QVERIFY(nn::loadWeights(*unet, weightsFile->all(), "unet").empty());
-        weightsFile.reset();
-        const auto f = fixture("sd15-full");
-        const auto want = f.at("out");
-        for (auto backend : {AttentionBackend::Sdpa, AttentionBackend::Sliced}) {
-            unet->setAttention({backend, 0});
-            const auto out = unet->forward(f.at("sample"), f.at("timesteps"), f.at("encoder_hidden_states"));
-            const double err = maxAbs(out, want), scale = want.abs().max().item<double>();
-            qInfo("SD1.5 full size (%s): max abs error %.3g, max |out| %.3g, relative %.3g",
-                  backend == AttentionBackend::Sdpa ? "sdpa" : "sliced", err, scale, err / scale);
-            QVERIFY(err / scale < 1e-4);
-        }
-    }
 };
 
-QTEST_GUILESS_MAIN(TestUnet)
+DD_REGISTER_TEST(TestUnet)
+
+}  // namespace test_unet
 #include "test_unet.moc"

@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/vae.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 
@@ -14,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+
+namespace test_vae {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::nn::AttentionBackend;
@@ -145,5 +148,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestVae)
+DD_REGISTER_TEST(TestVae)
+
+}  // namespace test_vae
 #include "test_vae.moc"

@@ -4,8 +4,9 @@
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
 #include "core/resources.h"
-#include "tools/train/shapes_prompts.h"
+#include "tests/common/test_program.h"
 #include "tools/train/shapes_analysis.h"
+#include "tools/train/shapes_prompts.h"
 #include "tools/train/shapes_scene.h"
 
 #include <opencv2/imgproc.hpp>
@@ -21,6 +22,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+
+namespace test_embedded_model {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -128,5 +131,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestEmbeddedModel)
+DD_REGISTER_TEST(TestEmbeddedModel)
+
+}  // namespace test_embedded_model
 #include "test_embedded_model.moc"

@@ -5,6 +5,7 @@
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/demo_run.h"
 
@@ -13,6 +14,8 @@
 #include <QtTest>
 
 #include <filesystem>
+
+namespace test_balanced_placement {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -176,5 +179,7 @@ private slots:
     }
 };
 
-QTEST_MAIN(TestBalancedPlacement)
+DD_REGISTER_TEST(TestBalancedPlacement)
+
+}  // namespace test_balanced_placement
 #include "test_balanced_placement.moc"

@@ -2,6 +2,7 @@
 // boundary and once per step, the environment fingerprint, bit-identical reruns in determinism mode, and
 // torch's global switches put back afterwards.
 #include "core/pipeline/engine.h"
+#include "tests/common/test_program.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -10,6 +11,8 @@
 
 #include <map>
 #include <string>
+
+namespace test_engine_telemetry {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -118,5 +121,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestEngineTelemetry)
+DD_REGISTER_TEST(TestEngineTelemetry)
+
+}  // namespace test_engine_telemetry
 #include "test_engine_telemetry.moc"

@@ -7,12 +7,15 @@
 #include "core/memory/offload.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
+#include "tests/common/test_program.h"
 
 #include <torch/torch.h>
 
 #include <QtTest>
 
 #include <filesystem>
+
+namespace test_fp8_parity {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 
@@ -72,5 +75,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestFp8Parity)
+DD_REGISTER_TEST(TestFp8Parity)
+
+}  // namespace test_fp8_parity
 #include "test_fp8_parity.moc"

@@ -3,12 +3,15 @@
 // the encoders' output misses. (Switching models gives the previous model's memory back: test_model_switch.)
 #include "core/nn/clip_text.h"
 #include "core/pipeline/engine.h"
+#include "tests/common/test_program.h"
 
 #include <torch/torch.h>
 
 #include <QtTest>
 
 #include <filesystem>
+
+namespace test_iteration_cache {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 namespace fs = std::filesystem;
@@ -123,5 +126,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestIterationCache)
+DD_REGISTER_TEST(TestIterationCache)
+
+}  // namespace test_iteration_cache
 #include "test_iteration_cache.moc"

@@ -5,6 +5,7 @@
 #include "core/memory/offload.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/sd_model.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/demo_run.h"
 
@@ -14,6 +15,8 @@
 
 #include <algorithm>
 #include <filesystem>
+
+namespace test_offload {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using memory::Offload;
@@ -398,5 +401,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestOffload)
+DD_REGISTER_TEST(TestOffload)
+
+}  // namespace test_offload
 #include "test_offload.moc"

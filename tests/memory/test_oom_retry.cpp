@@ -4,6 +4,7 @@
 // Each retried run must give exactly the image of a run made directly with the setting it fell back to.
 #include "core/memory/oom_retry.h"
 #include "core/pipeline/engine.h"
+#include "tests/common/test_program.h"
 
 #include "tests/common/demo_run.h"
 
@@ -12,6 +13,8 @@
 #include <QtTest>
 
 #include <set>
+
+namespace test_oom_retry {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using memory::Attention;
@@ -302,5 +305,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestOomRetry)
+DD_REGISTER_TEST(TestOomRetry)
+
+}  // namespace test_oom_retry
 #include "test_oom_retry.moc"

@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
 #include "tests/common/pipeline_case.h"
+#include "tests/common/test_program.h"
 
 #include <torch/torch.h>
 
@@ -12,6 +13,8 @@
 #include <QtTest>
 
 #include <filesystem>
+
+namespace test_plan_toggles {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
 using dd::test::LastLatents;
@@ -232,5 +235,7 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestPlanToggles)
+DD_REGISTER_TEST(TestPlanToggles)
+
+}  // namespace test_plan_toggles
 #include "test_plan_toggles.moc"

@@ -3,6 +3,7 @@
 #include "core/memory/cuda_backend.h"
 #include "core/memory/memory_probe.h"
 #include "core/memory/release_memory.h"
+#include "tests/common/test_program.h"
 
 #include <QtTest>
 
@@ -13,6 +14,8 @@
 
 #include <dlfcn.h>
 #include <sys/mman.h>
+
+namespace test_memory_probe {  // the test program is a unity build: each file keeps its names
 
 using namespace dd::memory;
 
@@ -124,5 +127,7 @@ private slots:
     }
 };
 
-QTEST_APPLESS_MAIN(TestMemoryProbe)
+DD_REGISTER_TEST(TestMemoryProbe)
+
+}  // namespace test_memory_probe
 #include "test_memory_probe.moc"
