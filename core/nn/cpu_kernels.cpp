@@ -27,15 +27,10 @@ struct OnednnLinearOps {
     std::optional<c10::TypedOperatorHandle<BinaryFn>> binary;
 };
 
-bool turnedOff(const char* variable) {
-    const char* value = std::getenv(variable);
-    return value && std::strcmp(value, "0") == 0;
-}
-
 const OnednnLinearOps& onednnOps() {
     static const OnednnLinearOps ops = [] {
         OnednnLinearOps o;
-        if (turnedOff("DD_ONEDNN_LINEAR") || !at::hasMKLDNN()) return o;
+        if (fastPathTurnedOff("DD_ONEDNN_LINEAR") || !at::hasMKLDNN()) return o;
         auto& dispatcher = c10::Dispatcher::singleton();
         const auto pointwise = dispatcher.findSchema({"mkldnn::_linear_pointwise", ""});
         const auto binary = dispatcher.findSchema({"mkldnn::_linear_pointwise", "binary"});
@@ -68,11 +63,16 @@ thread_local bool t_winogradAllowed = true;
 
 // _nnpack_available() also initialises NNPACK (false where the CPU lacks AVX2); its convolutions fail before that.
 bool winogradAvailable() {
-    static const bool available = !turnedOff("DD_WINOGRAD_CONV") && at::_nnpack_available();
+    static const bool available = !fastPathTurnedOff("DD_WINOGRAD_CONV") && at::_nnpack_available();
     return available;
 }
 
 } // namespace
+
+bool fastPathTurnedOff(const char* variable) {
+    const char* value = std::getenv(variable);
+    return value && std::strcmp(value, "0") == 0;
+}
 
 bool usesOnednnLinear(const at::Tensor& x, const at::Tensor& weight) {
     // fp32 only: in bf16 torch's linear already runs on oneDNN, and a fused post-op would round differently
@@ -178,7 +178,7 @@ bool usesMatmulConv(const at::Tensor& x, const at::Tensor& weight, c10::IntArray
     // at 8² 152.7 → 74.5, at 12×8 90.9 → 56.1, the 16² → 8² stride-2 downsampler 86.7 → 41.9; no gain at 16×12
     // (130.9 / 134.5) nor at 16² (167 / 178). The matmul sums each output in one dot product: 3.5e-6 from an fp64
     // reference where the direct convolution gives 4.4e-5.
-    static const bool turnedOn = !turnedOff("DD_MATMUL_CONV");
+    static const bool turnedOn = !fastPathTurnedOff("DD_MATMUL_CONV");
     if (!turnedOn || x.dim() != 4 || weight.dim() != 4 || stride.size() != 2 || padding.size() != 2 ||
         dilation.size() != 2)
         return false;

@@ -21,6 +21,10 @@
 
 namespace dd::nn {
 
+// The A/B switch of a CPU fast path (these, and the attention kernel's DD_FLASH_ATTENTION): true where the
+// environment variable is "0".
+bool fastPathTurnedOff(const char* variable);
+
 // x·Wᵀ + b (bias may be undefined).
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 

@@ -2,6 +2,8 @@
 // the including file is built with OpenMP, and this is the one file of ours that calls it.
 #include "core/nn/flash_attention.h"
 
+#include "core/nn/cpu_kernels.h"
+
 #if DD_FLASH_ATTENTION_KERNEL
 #include "core/nn/flash_attention_avx2.h"
 #endif
@@ -10,8 +12,6 @@
 #include <ATen/ops/empty.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 namespace dd::nn {
 #if DD_FLASH_ATTENTION_KERNEL
@@ -29,10 +29,7 @@ bool cpuHasKernel() {
 }
 
 bool turnedOff() {
-    static const bool off = [] {
-        const char* value = std::getenv("DD_FLASH_ATTENTION");
-        return value && std::strcmp(value, "0") == 0;
-    }();
+    static const bool off = fastPathTurnedOff("DD_FLASH_ATTENTION");
     return off;
 }
 

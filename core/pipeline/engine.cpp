@@ -210,8 +210,8 @@ struct OffloadSetup {
 };
 
 OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, const std::string& model, const EngineTestHooks& hooks) {
-    const Placement dtypes{torch::kCPU, dtypeOf(plan.unet), dtypeOf(plan.textEncoder), dtypeOf(plan.vae), plan.vaeUpcast,
-                           plan.channelsLast};
+    const Placement dtypes{.device = torch::kCPU, .unet = dtypeOf(plan.unet), .textEncoder = dtypeOf(plan.textEncoder),
+                           .vae = dtypeOf(plan.vae), .vaeUpcast = plan.vaeUpcast, .channelsLast = plan.channelsLast};
     if (plan.device == "balanced") {
         const Placement p = balancedPlacement(model, plan, dtypes, hooks.balancedStandIns);
         return {p.device, false, p.labelOf("unet", p.device.str()), p.device, p,

@@ -27,8 +27,8 @@ struct Placement {
     // Balanced placement (core/pipeline/balanced_placement.h): a network's own device by part ("vae",
     // "text_encoder", "text_encoder_2"; the second text encoder goes with the first unless named), and what the
     // residency ledger calls each part's device where that is not the device's own name (tests' CPU stand-ins).
-    std::map<std::string, torch::Device> devices;
-    std::map<std::string, std::string> labels;
+    std::map<std::string, torch::Device> devices{};
+    std::map<std::string, std::string> labels{};
     torch::Device deviceOf(const std::string& part) const {
         if (const auto it = devices.find(part); it != devices.end()) return it->second;
         return part == "text_encoder_2" ? deviceOf("text_encoder") : device;
@@ -72,13 +72,13 @@ using LoadStep = std::function<void(const std::string& part, int done, int total
 // memory map to the target dtype and device. Throws dd::io::ModelFileError.
 std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& placement, const LoadStep& step = {});
 inline std::unique_ptr<SdModel> loadSdModel(const std::string& path, torch::Device device) {
-    return loadSdModel(path, Placement{device});
+    return loadSdModel(path, Placement{.device = device});
 }
 
 // A tiny SD 1.x-shaped model with seeded random weights that the app builds itself (no file needed).
 // It exercises the whole pipeline; its pictures are noise.
 std::unique_ptr<SdModel> makeDemoModel(const Placement& placement);
-inline std::unique_ptr<SdModel> makeDemoModel(torch::Device device) { return makeDemoModel(Placement{device}); }
+inline std::unique_ptr<SdModel> makeDemoModel(torch::Device device) { return makeDemoModel(Placement{.device = device}); }
 
 // Moves one network to a device / dtype (NaN retry in fp32, offload); keeps channels_last if it was set.
 void placeNetwork(torch::nn::Module& net, torch::Device device, torch::ScalarType dtype, bool channelsLast);

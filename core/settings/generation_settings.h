@@ -17,7 +17,7 @@ struct LoraSetting {
     std::string name;               // file name without .safetensors in a LoRA folder, or a path to the file
     double unetWeight = 1.0;
     double textEncoderWeight = 1.0;
-    std::string hash;               // A1111 "Lora hashes" short hash; filled in by the engine
+    std::string hash{};             // A1111 "Lora hashes" short hash; filled in by the engine
     bool fromPrompt = false;        // came from a <lora:…> tag: reruns take it from the prompt again
     bool operator==(const LoraSetting&) const = default;
 };

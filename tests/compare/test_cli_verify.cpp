@@ -113,5 +113,5 @@ private slots:
 
 DD_REGISTER_TEST(TestCliVerify)
 
-}  // namespace test_cli_verify
+} // namespace test_cli_verify
 #include "test_cli_verify.moc"

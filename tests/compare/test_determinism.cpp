@@ -255,5 +255,5 @@ private slots:
 
 DD_REGISTER_TEST(TestDeterminism)
 
-}  // namespace test_determinism
+} // namespace test_determinism
 #include "test_determinism.moc"

@@ -148,5 +148,5 @@ private slots:
 
 DD_REGISTER_TEST(TestCheckpoint)
 
-}  // namespace test_checkpoint
+} // namespace test_checkpoint
 #include "test_checkpoint.moc"

@@ -305,5 +305,5 @@ private slots:
 
 DD_REGISTER_TEST(TestClipText)
 
-}  // namespace test_clip_text
+} // namespace test_clip_text
 #include "test_clip_text.moc"

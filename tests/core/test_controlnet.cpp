@@ -431,5 +431,5 @@ private slots:
 
 DD_REGISTER_TEST(TestControlNet)
 
-}  // namespace test_controlnet
+} // namespace test_controlnet
 #include "test_controlnet.moc"

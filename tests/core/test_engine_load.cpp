@@ -181,5 +181,5 @@ private slots:
 
 DD_REGISTER_TEST(TestEngineLoad)
 
-}  // namespace test_engine_load
+} // namespace test_engine_load
 #include "test_engine_load.moc"

@@ -206,9 +206,9 @@ private slots:
         engine.setLoraFolders({kDir.toStdString()});
         auto withA = s;
         const double w = c["pipeline_scale"].toDouble();
-        withA.loras = {{"peft_sd1", w, w}};
+        withA.loras = {{.name = "peft_sd1", .unetWeight = w, .textEncoderWeight = w}};
         auto withB = s;
-        withB.loras = {{"kohya_sd1", w, w}};
+        withB.loras = {{.name = "kohya_sd1", .unetWeight = w, .textEncoderWeight = w}};
         withB.loraMode = "side";
         const auto [a, ra] = run(engine, withA);
         QVERIFY(engine.loraBytes() > 0);
@@ -278,7 +278,7 @@ private slots:
         none.prompt = text::extractExtraNetworks(none.prompt).prompt;
         none.plan.fp8Storage = "e4m3fn";
         auto s = none;
-        s.loras = {{c["lora"].toString().toStdString(), 1.0, 0.0}};
+        s.loras = {{.name = c["lora"].toString().toStdString(), .unetWeight = 1.0, .textEncoderWeight = 0.0}};
         pipeline::CancelToken cancel;
         pipeline::Engine engine;
         engine.setLoraFolders({kDir.toStdString()});
@@ -410,5 +410,5 @@ private slots:
 
 DD_REGISTER_TEST(TestLora)
 
-}  // namespace test_lora
+} // namespace test_lora
 #include "test_lora.moc"

@@ -119,5 +119,5 @@ private slots:
 
 DD_REGISTER_TEST(TestPipeline)
 
-}  // namespace test_pipeline
+} // namespace test_pipeline
 #include "test_pipeline.moc"

@@ -22,8 +22,6 @@ namespace test_prompt_encoder {  // the test program is a unity build: each file
 using namespace dd;
 namespace fs = std::filesystem;
 
-namespace {
-
 const fs::path kFixtures = fs::path(DD_FIXTURES_DIR);
 constexpr double kTol = 1e-4;
 
@@ -79,8 +77,6 @@ bool bitEqual(const text::TextConditioning& a, const text::TextConditioning& b) 
     };
     return same(a.embeds, b.embeds) && same(a.pooled, b.pooled);
 }
-
-} // namespace
 
 // The chunks A1111 feeds each encoder: OpenCLIP ones ("!" text, 0 after the first EOS) for a tokenizer padding 0.
 void checkChunkIds(const nlohmann::json& c, const io::TensorMap& ref) {
@@ -213,5 +209,5 @@ private slots:
 
 DD_REGISTER_TEST(TestPromptEncoder)
 
-}  // namespace test_prompt_encoder
+} // namespace test_prompt_encoder
 #include "test_prompt_encoder.moc"

@@ -248,5 +248,5 @@ private:
 
 DD_REGISTER_TEST(TestPromptParser)
 
-}  // namespace test_prompt_parser
+} // namespace test_prompt_parser
 #include "test_prompt_parser.moc"

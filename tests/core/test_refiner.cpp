@@ -374,5 +374,5 @@ private slots:
 
 DD_REGISTER_TEST(TestRefiner)
 
-}  // namespace test_refiner
+} // namespace test_refiner
 #include "test_refiner.moc"

@@ -203,5 +203,5 @@ private slots:
 
 DD_REGISTER_TEST(TestSafetensors)
 
-}  // namespace test_safetensors
+} // namespace test_safetensors
 #include "test_safetensors.moc"

@@ -276,5 +276,5 @@ private slots:
 
 DD_REGISTER_TEST(TestSchedulers)
 
-}  // namespace test_schedulers
+} // namespace test_schedulers
 #include "test_schedulers.moc"

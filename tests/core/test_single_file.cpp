@@ -188,5 +188,5 @@ private slots:
 
 DD_REGISTER_TEST(TestSingleFile)
 
-}  // namespace test_single_file
+} // namespace test_single_file
 #include "test_single_file.moc"

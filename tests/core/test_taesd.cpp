@@ -229,5 +229,5 @@ private slots:
 
 DD_REGISTER_TEST(TestTaesd)
 
-}  // namespace test_taesd
+} // namespace test_taesd
 #include "test_taesd.moc"

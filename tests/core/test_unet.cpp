@@ -387,5 +387,5 @@ private slots:
 
 DD_REGISTER_TEST(TestUnet)
 
-}  // namespace test_unet
+} // namespace test_unet
 #include "test_unet.moc"

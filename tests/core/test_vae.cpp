@@ -150,5 +150,5 @@ private slots:
 
 DD_REGISTER_TEST(TestVae)
 
-}  // namespace test_vae
+} // namespace test_vae
 #include "test_vae.moc"

@@ -133,5 +133,5 @@ private slots:
 
 DD_REGISTER_TEST(TestEmbeddedModel)
 
-}  // namespace test_embedded_model
+} // namespace test_embedded_model
 #include "test_embedded_model.moc"

@@ -181,5 +181,5 @@ private slots:
 
 DD_REGISTER_TEST(TestBalancedPlacement)
 
-}  // namespace test_balanced_placement
+} // namespace test_balanced_placement
 #include "test_balanced_placement.moc"

@@ -123,5 +123,5 @@ private slots:
 
 DD_REGISTER_TEST(TestEngineTelemetry)
 
-}  // namespace test_engine_telemetry
+} // namespace test_engine_telemetry
 #include "test_engine_telemetry.moc"

@@ -77,5 +77,5 @@ private slots:
 
 DD_REGISTER_TEST(TestFp8Parity)
 
-}  // namespace test_fp8_parity
+} // namespace test_fp8_parity
 #include "test_fp8_parity.moc"

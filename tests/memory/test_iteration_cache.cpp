@@ -128,5 +128,5 @@ private slots:
 
 DD_REGISTER_TEST(TestIterationCache)
 
-}  // namespace test_iteration_cache
+} // namespace test_iteration_cache
 #include "test_iteration_cache.moc"

@@ -299,7 +299,7 @@ private slots:
         qputenv("DD_OFFLOAD_DIR", folder.path().toUtf8());
         pipeline::Engine engine;
         const auto plain = generate(engine, base());
-        engine.setTestHooks({true, {}});
+        engine.setTestHooks({.offloadOnCpu = true});
         auto s = base();
         s.plan.offload = Offload::Group;
         s.plan.offloadToDisk = true;
@@ -327,7 +327,7 @@ private slots:
         const auto plain = generate(engine, base());
         const int64_t resident = engine.ledger().resident("cpu");
         QVERIFY(resident > 0);
-        engine.setTestHooks({true, {}});
+        engine.setTestHooks({.offloadOnCpu = true});
         auto s = base();
         s.plan.offload = Offload(mode);
         s.plan.groupBlocks = blocks;
@@ -369,7 +369,7 @@ private slots:
         s.deterministic = true;
         pipeline::Engine engine;
         const auto plain = generate(engine, s);
-        engine.setTestHooks({true, {}});
+        engine.setTestHooks({.offloadOnCpu = true});
         s.plan.offload = Offload::Group;
         const auto r = generate(engine, s);
         QVERIFY(r.images.at(0).rgb == plain.images.at(0).rgb);
@@ -403,5 +403,5 @@ private slots:
 
 DD_REGISTER_TEST(TestOffload)
 
-}  // namespace test_offload
+} // namespace test_offload
 #include "test_offload.moc"

@@ -307,5 +307,5 @@ private slots:
 
 DD_REGISTER_TEST(TestOomRetry)
 
-}  // namespace test_oom_retry
+} // namespace test_oom_retry
 #include "test_oom_retry.moc"

@@ -21,8 +21,6 @@ using dd::test::LastLatents;
 using memory::Attention;
 using memory::Precision;
 
-namespace {
-
 struct Run {
     pipeline::GenerationResult result;
     torch::Tensor latents;  // after the last step
@@ -65,8 +63,6 @@ double meanPixelDiff(const Run& a, const Run& b) {
 double latentDiff(const Run& a, const Run& b) { return (a.latents - b.latents).abs().max().item<double>(); }
 // Relative to the latents' own scale: reduced precision errors grow with it.
 double latentRelDiff(const Run& a, const Run& b) { return latentDiff(a, b) / b.latents.abs().max().item<double>(); }
-
-} // namespace
 
 class TestPlanToggles : public QObject {
     Q_OBJECT
@@ -237,5 +233,5 @@ private slots:
 
 DD_REGISTER_TEST(TestPlanToggles)
 
-}  // namespace test_plan_toggles
+} // namespace test_plan_toggles
 #include "test_plan_toggles.moc"

@@ -129,5 +129,5 @@ private slots:
 
 DD_REGISTER_TEST(TestMemoryProbe)
 
-}  // namespace test_memory_probe
+} // namespace test_memory_probe
 #include "test_memory_probe.moc"
