@@ -52,6 +52,8 @@ constexpr const char* kUsage =
     "                  hash in --models DIR), --name TEMPLATE (default {date}-{counter:05}-{seed}-{prompt:6}),\n"
     "                  --format png|jpeg|webp, --quality N, --deterministic, --price-per-hour X, --no-sidecar,\n"
     "                  --seed --steps --cfg --sampler --size WxH --batch --negative --clip-skip --init --strength\n"
+    "                  scheduler: --prediction-type auto|epsilon|v_prediction, --timestep-spacing auto|linspace|leading|\n"
+    "                  trailing (over the model's scheduler config for every sampler; docs/single-file.md)\n"
     "                  memory: --preset 4gb|6gb|8gb|12gb|24gb|cpu (warns when the predicted peak exceeds its budget;\n"
     "                  --dry-run prints that prediction and stops, no --out needed),\n"
     "                  --device auto|cpu|cuda[:N]|balanced, --max-memory cuda:0=GB[,cuda:1=GB] (balanced: weights per GPU),\n"
@@ -260,6 +262,8 @@ GenerateOptions parseGenerate(const std::vector<std::string>& args) {
         else if (flag == "--steps") s.steps = int(toNumber(flag, v));
         else if (flag == "--cfg") s.cfgScale = toNumber(flag, v), o.cfgGiven = true;
         else if (flag == "--sampler") s.sampler = v, s.scheduleType.clear();
+        else if (flag == "--prediction-type") s.predictionType = v == "auto" ? "" : v == "v" ? "v_prediction" : v;
+        else if (flag == "--timestep-spacing") s.timestepSpacing = v == "auto" ? "" : v;
         else if (flag == "--batch") s.batchSize = int(toNumber(flag, v));
         else if (flag == "--clip-skip") s.clipSkip = int(toNumber(flag, v));
         else if (flag == "--prompt-syntax") s.promptSyntax = v;

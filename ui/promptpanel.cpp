@@ -29,6 +29,14 @@ QSpinBox* spin(const char* name, int lo, int hi, int step, QWidget* parent) {
     return s;
 }
 
+// A combo box whose items carry the settings value they stand for.
+QComboBox* choice(const char* name, std::initializer_list<std::pair<QString, const char*>> items, QWidget* parent) {
+    auto* c = new QComboBox(parent);
+    c->setObjectName(name);
+    for (const auto& [label, value] : items) c->addItem(label, QString::fromLatin1(value));
+    return c;
+}
+
 QToolButton* toolButton(const char* name, const QString& text, const QString& tip, QWidget* parent) {
     auto* b = new QToolButton(parent);
     b->setObjectName(name);
@@ -84,6 +92,20 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_sampler = new QComboBox(this);
     m_sampler->setObjectName("sampler");
     for (const auto& name : sched::schedulerNames()) m_sampler->addItem(QString::fromStdString(name));
+    // Scheduler settings over the model's configuration: a single file cannot say whether an SD 2.x model
+    // predicts ε or v, and A1111 users expect "leading" spacing where diffusers' samplers default to others.
+    m_predictionType = choice("predictionType", {{tr("Model's prediction"), ""}, {tr("ε (epsilon)"), "epsilon"},
+                                                 {tr("v-prediction"), "v_prediction"}}, this);
+    m_predictionType->setToolTip(tr("What the UNet predicts. SD 2.x base (512) single files need ε; "
+                                    "the weights cannot tell (docs/single-file.md)"));
+    m_timestepSpacing = choice("timestepSpacing", {{tr("Sampler's spacing"), ""}, {tr("linspace"), "linspace"},
+                                                   {tr("leading"), "leading"}, {tr("trailing"), "trailing"}}, this);
+    m_timestepSpacing->setToolTip(tr("Which training timesteps the steps visit; the model's or the sampler's "
+                                     "own default when left as it is"));
+    auto* samplerRow = new QHBoxLayout;
+    samplerRow->addWidget(m_sampler, 1);
+    samplerRow->addWidget(m_predictionType);
+    samplerRow->addWidget(m_timestepSpacing);
     m_steps = spin("steps", 1, 150, 1, this);
     m_cfg = new QDoubleSpinBox(this);
     m_cfg->setObjectName("cfgScale");
@@ -177,7 +199,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(QString(), m_promptTokens);
     form->addRow(tr("Negative"), m_negative);
     form->addRow(QString(), m_negativeTokens);
-    form->addRow(tr("Sampler"), m_sampler);
+    form->addRow(tr("Sampler"), samplerRow);
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
     form->addRow(tr("Seed"), seedRow);
@@ -219,6 +241,8 @@ settings::GenerationSettings PromptPanel::settings() const {
     s.steps = m_steps->value();
     s.cfgScale = m_cfg->value();
     s.sampler = m_sampler->currentText().toStdString();
+    s.predictionType = m_predictionType->currentData().toString().toStdString();
+    s.timestepSpacing = m_timestepSpacing->currentData().toString().toStdString();
     s.width = m_width->value();
     s.height = m_height->value();
     s.batchSize = m_batch->value();
@@ -238,6 +262,8 @@ void PromptPanel::setSettings(const settings::GenerationSettings& s) {
     m_cfg->setValue(s.cfgScale);
     const int sampler = m_sampler->findText(QString::fromStdString(s.sampler));
     if (sampler >= 0) m_sampler->setCurrentIndex(sampler);
+    m_predictionType->setCurrentIndex(std::max(0, m_predictionType->findData(QString::fromStdString(s.predictionType))));
+    m_timestepSpacing->setCurrentIndex(std::max(0, m_timestepSpacing->findData(QString::fromStdString(s.timestepSpacing))));
     m_width->setValue(s.width);
     m_height->setValue(s.height);
     m_batch->setValue(s.batchSize);

@@ -53,6 +53,8 @@ private:
     QSpinBox* m_steps;
     QDoubleSpinBox* m_cfg;
     QComboBox* m_sampler;
+    QComboBox* m_predictionType;   // "" = the model's scheduler config
+    QComboBox* m_timestepSpacing;  // "" = the model's, else the sampler's default
     QComboBox* m_sizePreset;
     QSpinBox* m_width;
     QSpinBox* m_height;

@@ -144,23 +144,31 @@ ModelFamily detectFamily(const KeyView& keys, std::vector<std::string>& notes) {
     return familyFromUnetOnly(keys, notes);
 }
 
-// Ref: diffusers SCHEDULER_DEFAULT_CONFIG; sd_reference.md §2.5 for the class each family ships with.
+// diffusers' from_single_file takes the scheduler from the Hub repository it names for the checkpoint's model
+// type (single_file_utils DIFFUSERS_DEFAULT_PIPELINE_PATHS), key for key as that scheduler_config.json has it.
+// A key the file leaves out stays out: each sampler then keeps its own default (SD 1.5 and SD 2.1 predate
+// timestep_spacing, so Euler steps "linspace" and DDIM "leading" on them). docs/single-file.md.
 nlohmann::json schedulerConfig(ModelFamily family, std::vector<std::string>& notes) {
     nlohmann::json c = {{"beta_start", 0.00085}, {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"},
-                        {"num_train_timesteps", 1000}, {"steps_offset", 1}, {"timestep_spacing", "leading"},
-                        {"set_alpha_to_one", false}, {"skip_prk_steps", true}, {"clip_sample", false},
-                        {"prediction_type", "epsilon"}};
+                        {"num_train_timesteps", 1000}, {"steps_offset", 1}, {"set_alpha_to_one", false},
+                        {"skip_prk_steps", true}, {"clip_sample", false}, {"trained_betas", nullptr}};
     switch (family) {
-    case ModelFamily::SD1: c["_class_name"] = "PNDMScheduler"; break;
-    case ModelFamily::SD2:
+    case ModelFamily::SD1:  // stable-diffusion-v1-5/stable-diffusion-v1-5
+        c["_class_name"] = "PNDMScheduler";
+        break;
+    case ModelFamily::SD2:  // stabilityai/stable-diffusion-2-1
         c["_class_name"] = "DDIMScheduler";
         c["prediction_type"] = "v_prediction";
-        notes.push_back("scheduler: prediction type assumed v_prediction (SD 2.x 768-v); SD 2.x base models "
-                        "(512) use epsilon, which the weights cannot tell");
+        notes.push_back("scheduler: prediction type v_prediction, as diffusers gives SD 2.x single files (SD 2.1 "
+                        "768-v); SD 2.x base models (512) predict epsilon, which the weights cannot tell: set "
+                        "the prediction type to epsilon for them");
         break;
-    default:
+    default:  // stabilityai/stable-diffusion-xl-base-1.0 (the refiner repository's file is the same)
         c["_class_name"] = "EulerDiscreteScheduler";
         c["interpolation_type"] = "linear";
+        c["prediction_type"] = "epsilon";
+        c["sample_max_value"] = 1.0;
+        c["timestep_spacing"] = "leading";
         c["use_karras_sigmas"] = false;
     }
     return c;

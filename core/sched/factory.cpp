@@ -44,16 +44,23 @@ const std::vector<std::string>& schedulerNames() {
     return names;
 }
 
-std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig) {
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
+                                         const nlohmann::json& overrides) {
     for (const auto& e : entries()) {
         if (userName != e.name) continue;
         nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
         for (const auto& [key, value] : e.options.items()) config[key] = value;
+        if (overrides.is_object())
+            for (const auto& [key, value] : overrides.items()) config[key] = value;
         return e.make(config);
     }
     std::string valid;
     for (const auto& n : schedulerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
     throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig) {
+    return makeScheduler(userName, pipelineSchedulerConfig, nlohmann::json::object());
 }
 
 } // namespace dd::sched

@@ -89,8 +89,11 @@ const std::vector<std::string>& schedulerNames();
 
 // Builds the scheduler a diffusers user gets from XScheduler.from_config(pipe.scheduler.config, **options):
 // keys of the pipeline's scheduler_config.json that the class accepts are taken, the rest keep the class
-// defaults. Throws std::invalid_argument (listing the valid names) for an unknown name, and for config
+// defaults. `overrides` (the user's, e.g. {"prediction_type": "epsilon"}) are set last, over the sampler's
+// own options. Throws std::invalid_argument (listing the valid names) for an unknown name, and for config
 // values the scheduler does not support.
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
+                                         const nlohmann::json& overrides);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig);
 
 } // namespace dd::sched

@@ -252,6 +252,9 @@ std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOp
     if (s.batchSize > 1) kv.emplace_back("Batch size", std::to_string(s.batchSize));
     if (s.guidanceRescale != 0) kv.emplace_back("CFG Rescale", formatNumber(s.guidanceRescale));
     if (s.emphasis != "Original") kv.emplace_back("Emphasis", s.emphasis);  // sd_hijack_clip: only when not default
+    // Our keys (A1111 ignores them): the scheduler settings a single file may need (docs/single-file.md).
+    if (!s.predictionType.empty()) kv.emplace_back("Prediction type", s.predictionType);
+    if (!s.timestepSpacing.empty()) kv.emplace_back("Timestep spacing", s.timestepSpacing);
     // extra_networks_lora.py: "Lora hashes" lists name: short hash, ':' and ',' taken out of the names.
     std::string loraHashes;
     for (const auto& l : s.loras) {
@@ -418,6 +421,15 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         if (*v == "Original" || *v == "No norm" || *v == "Ignore" || *v == "None") info.settings.emphasis = *v; else bad("Emphasis", *v);
     }
     found(info, "emphasis");       // missing: A1111's default, Original
+    if (auto v = take("Prediction type")) {
+        if (*v == "epsilon" || *v == "v_prediction") info.settings.predictionType = *v; else bad("Prediction type", *v);
+    }
+    if (auto v = take("Timestep spacing")) {
+        if (*v == "linspace" || *v == "leading" || *v == "trailing") info.settings.timestepSpacing = *v;
+        else bad("Timestep spacing", *v);
+    }
+    found(info, "prediction_type");   // missing: the model's own
+    found(info, "timestep_spacing");
     found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
     if (auto v = take("Lora hashes")) {
         // name: hash pairs; the weights are in the prompt's tags.

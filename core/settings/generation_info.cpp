@@ -150,7 +150,8 @@ GenerationInfo sidecarToInfo(const Sidecar& sc) {
     info.settings.seed = sc.settings.seed + sc.imageIndex;  // this file's image, as A1111's "Seed: seed + i"
     for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
                           "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis",
-                          "init_image", "strength", "preset", "memory_plan", "deterministic"})
+                          "init_image", "strength", "preset", "memory_plan", "deterministic", "prediction_type",
+                          "timestep_spacing"})
         info.fields.emplace_back(f);
     // A settings.model of "demo:..." is the built-in model; anything else is only a name to look up.
     info.modelName = sc.settings.model.rfind("demo:", 0) == 0 ? sc.settings.model : safeModelName(sc.modelName);

@@ -39,7 +39,8 @@ void from_json(const nlohmann::json& j, RefinerSetting& r) {
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
-         {"schedule_type", s.scheduleType},
+         {"schedule_type", s.scheduleType}, {"prediction_type", s.predictionType},
+         {"timestep_spacing", s.timestepSpacing},
          {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
          {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis},
          {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset},
@@ -62,6 +63,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("guidance_rescale", s.guidanceRescale);
     get("sampler", s.sampler);
     get("schedule_type", s.scheduleType);
+    get("prediction_type", s.predictionType);
+    get("timestep_spacing", s.timestepSpacing);
     get("width", s.width);
     get("height", s.height);
     get("batch_size", s.batchSize);
@@ -91,6 +94,11 @@ void validate(const GenerationSettings& s) {
         fail("prompt syntax '" + s.promptSyntax + "' is unknown (use \"a1111\" or \"reference\")");
     if (s.emphasis != "Original" && s.emphasis != "No norm" && s.emphasis != "Ignore" && s.emphasis != "None")
         fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
+    if (!s.predictionType.empty() && s.predictionType != "epsilon" && s.predictionType != "v_prediction")
+        fail("prediction type '" + s.predictionType + "' is unknown (use \"epsilon\" or \"v_prediction\")");
+    if (!s.timestepSpacing.empty() && s.timestepSpacing != "linspace" && s.timestepSpacing != "leading" &&
+        s.timestepSpacing != "trailing")
+        fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
     if (s.loraMode != "merge" && s.loraMode != "side")
@@ -101,6 +109,13 @@ void validate(const GenerationSettings& s) {
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
     memory::validate(s.plan);
+}
+
+nlohmann::json schedulerOverrides(const GenerationSettings& s) {
+    nlohmann::json o = nlohmann::json::object();
+    if (!s.predictionType.empty()) o["prediction_type"] = s.predictionType;
+    if (!s.timestepSpacing.empty()) o["timestep_spacing"] = s.timestepSpacing;
+    return o;
 }
 
 } // namespace dd::settings

@@ -47,6 +47,10 @@ struct GenerationSettings {
     // A1111 "Schedule type" label ("Karras", "Exponential", "SGM Uniform"...) when the sampler name does not
     // carry it; "" = the sampler's own default. "DPM++ 2M Karras" is written as sampler, not as sampler + this.
     std::string scheduleType;
+    // Set over the model's scheduler configuration for every sampler, as diffusers' from_config(config, key=…):
+    // "" keeps the model's value, or the sampler's own default where the model has none (docs/single-file.md).
+    std::string predictionType;    // "epsilon" | "v_prediction": SD 2.x base single files need "epsilon"
+    std::string timestepSpacing;   // "linspace" | "leading" | "trailing"
     int width = 512;
     int height = 512;
     int batchSize = 1;
@@ -80,5 +84,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s);
 
 // Throws std::invalid_argument with a message a person can act on (size not a multiple of 8, steps < 1...).
 void validate(const GenerationSettings& s);
+
+// The scheduler keys the settings set over the model's configuration (predictionType, timestepSpacing).
+nlohmann::json schedulerOverrides(const GenerationSettings& s);
 
 } // namespace dd::settings

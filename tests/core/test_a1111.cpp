@@ -241,6 +241,8 @@ private slots:
             s.clipSkip = 2;
             s.initImage = "in.png";
             s.strength = 0.35;
+            s.predictionType = "epsilon";
+            s.timestepSpacing = "trailing";
             const auto info = parseA1111Parameters(writeA1111Parameters(s, options("m", "0123456789")));
             const QByteArray at = QByteArray("sampler: ") + sampler.c_str() + " / " + schedule.c_str();
             GenerationSettings back = info.settings;
@@ -253,9 +255,24 @@ private slots:
             QVERIFY2(info.unknown.empty(), at);
             for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
                                   "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis",
-                                  "strength"})
+                                  "strength", "prediction_type", "timestep_spacing"})
                 QVERIFY2(info.has(f), at + " field " + f);
         }
+    }
+
+    // Our scheduler keys: written only when set, a value we do not know is a warning, never a failure.
+    void schedulerOverrideKeys() {
+        GenerationSettings s;
+        s.prompt = "p";
+        QVERIFY(writeA1111Parameters(s).find("Prediction type") == std::string::npos);
+        QVERIFY(writeA1111Parameters(s).find("Timestep spacing") == std::string::npos);
+        const auto plain = parseA1111Parameters(writeA1111Parameters(s));
+        QVERIFY(plain.settings.predictionType.empty() && plain.settings.timestepSpacing.empty());
+        QVERIFY(plain.has("prediction_type"));  // missing means the model's own: restoring resets it
+        const auto bad = parseA1111Parameters("p\nSteps: 20, Sampler: Euler, Prediction type: x0, Timestep spacing: odd");
+        QVERIFY(bad.settings.predictionType.empty() && bad.settings.timestepSpacing.empty());
+        QVERIFY(anyWarningContains(bad, "Prediction type: x0"));
+        QVERIFY(anyWarningContains(bad, "Timestep spacing: odd"));
     }
 
     // A1111 writes "Emphasis" only when it is not the default, Original; prompt syntax stays in the sidecar.

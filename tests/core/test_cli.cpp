@@ -88,6 +88,8 @@ private slots:
                                          << "unknown sampler 'Foo' (known: Euler, Euler a,";
         QTest::newRow("size not a multiple of 8") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--size", "65x64", "--out", "/tmp/x.png"}
                                                   << "size 65x64 is not a positive multiple of 8";
+        QTest::newRow("unknown prediction type") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--prediction-type", "x0", "--out", "/tmp/x.png"}
+                                                 << "prediction type 'x0' is unknown";
         QTest::newRow("missing model") << QStringList{"generate", "--model", "/nonexistent/m.safetensors", "--prompt", "x", "--out", "/tmp/x.png"}
                                        << "/nonexistent/m.safetensors: no such file or folder";
     }
@@ -116,6 +118,22 @@ private slots:
             QVERIFY(png.contains("a (red:1.2) apple\nSteps: 2, Sampler: Euler a"));
             QVERIFY(png.contains(name == "demo-1.png" ? "Seed: 5," : "Seed: 6,"));  // image i uses seed + i
         }
+    }
+
+    // A single file's scheduler settings set from the command line reach the PNG text and the sidecar.
+    void schedulerOverridesReachTheSidecar() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("sd2.png");
+        const Run r = cli({"generate", "--model", QString(DD_FIXTURES_DIR) + "/single_file/sd2.safetensors", "--prompt", "a cat",
+                           "--steps", "2", "--size", "64x64", "--prediction-type", "epsilon", "--timestep-spacing", "trailing",
+                           "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile png(out), sidecar(dir.filePath("sd2.json"));
+        QVERIFY(png.open(QIODevice::ReadOnly) && sidecar.open(QIODevice::ReadOnly));
+        QVERIFY(png.readAll().contains("Prediction type: epsilon, Timestep spacing: trailing"));
+        const QString json = sidecar.readAll();
+        QVERIFY2(json.contains(QRegularExpression("\"prediction_type\":\\s*\"epsilon\"")), qPrintable(json));
+        QVERIFY2(json.contains(QRegularExpression("\"timestep_spacing\":\\s*\"trailing\"")), qPrintable(json));
     }
 
     // No --model: the built-in shapes model at its own size and guidance scale, as the app opens on it.

@@ -18,6 +18,8 @@ Sidecar sample() {
     s.settings.cfgScale = 6.5;
     s.settings.guidanceRescale = 0.2;
     s.settings.sampler = "Euler";
+    s.settings.predictionType = "epsilon";  // what an SD 2.x base single file needs
+    s.settings.timestepSpacing = "leading";
     s.settings.scheduleType = "Karras";
     s.settings.width = 640;
     s.settings.height = 832;
