@@ -515,7 +515,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         return std::string("unet=") + dtypeName(placed.unet) + " text_encoder=" + dtypeName(placed.textEncoder) + " vae=" + vae;
     };
 
-    auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, settings::schedulerOverrides(s));
+    const nlohmann::json schedulerOverrides = settings::schedulerOverrides(s);
+    auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, schedulerOverrides);
     const int64_t batch = s.batchSize, f = m.vaeScaleFactor();
     if (s.width % f || s.height % f)
         throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
@@ -651,7 +652,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         std::vector<at::Generator> gens;
         for (int64_t i = 0; i < batch; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
         sched::NoiseSource noise(gens);
-        scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, settings::schedulerOverrides(s));
+        scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, schedulerOverrides);
         scheduler->setTimesteps(s.steps, device);
         int64_t begin = 0;
         torch::Tensor latents;
@@ -683,7 +684,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
         // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
         // another UNet: the ControlNets steer the base's steps only.
         SdModel& r = *refinerSlot.model;
-        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig, settings::schedulerOverrides(s));
+        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig, schedulerOverrides);
         refinerScheduler->setTimesteps(s.steps, device);
         const double at = s.refiner.switchAt;
         const int64_t baseEnd = std::max(begin, baseEndIndex(*scheduler, numTrainTimesteps(m.schedulerConfig), at));

@@ -422,11 +422,10 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     }
     found(info, "emphasis");       // missing: A1111's default, Original
     if (auto v = take("Prediction type")) {
-        if (*v == "epsilon" || *v == "v_prediction") info.settings.predictionType = *v; else bad("Prediction type", *v);
+        if (isPredictionType(*v)) info.settings.predictionType = *v; else bad("Prediction type", *v);
     }
     if (auto v = take("Timestep spacing")) {
-        if (*v == "linspace" || *v == "leading" || *v == "trailing") info.settings.timestepSpacing = *v;
-        else bad("Timestep spacing", *v);
+        if (isTimestepSpacing(*v)) info.settings.timestepSpacing = *v; else bad("Timestep spacing", *v);
     }
     found(info, "prediction_type");   // missing: the model's own
     found(info, "timestep_spacing");

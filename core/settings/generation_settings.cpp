@@ -94,10 +94,9 @@ void validate(const GenerationSettings& s) {
         fail("prompt syntax '" + s.promptSyntax + "' is unknown (use \"a1111\" or \"reference\")");
     if (s.emphasis != "Original" && s.emphasis != "No norm" && s.emphasis != "Ignore" && s.emphasis != "None")
         fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
-    if (!s.predictionType.empty() && s.predictionType != "epsilon" && s.predictionType != "v_prediction")
+    if (!s.predictionType.empty() && !isPredictionType(s.predictionType))
         fail("prediction type '" + s.predictionType + "' is unknown (use \"epsilon\" or \"v_prediction\")");
-    if (!s.timestepSpacing.empty() && s.timestepSpacing != "linspace" && s.timestepSpacing != "leading" &&
-        s.timestepSpacing != "trailing")
+    if (!s.timestepSpacing.empty() && !isTimestepSpacing(s.timestepSpacing))
         fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
@@ -110,6 +109,10 @@ void validate(const GenerationSettings& s) {
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
     memory::validate(s.plan);
 }
+
+bool isPredictionType(const std::string& v) { return v == "epsilon" || v == "v_prediction"; }
+
+bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
 
 nlohmann::json schedulerOverrides(const GenerationSettings& s) {
     nlohmann::json o = nlohmann::json::object();

@@ -87,5 +87,8 @@ void validate(const GenerationSettings& s);
 
 // The scheduler keys the settings set over the model's configuration (predictionType, timestepSpacing).
 nlohmann::json schedulerOverrides(const GenerationSettings& s);
+// The values those two settings take besides "" (the model's own).
+bool isPredictionType(const std::string& v);
+bool isTimestepSpacing(const std::string& v);
 
 } // namespace dd::settings
