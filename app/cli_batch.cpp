@@ -37,50 +37,12 @@ struct BatchOptions {
     bool retryFailed = false;
 };
 
-int toInt(const std::string& flag, const std::string& v) {
-    try {
-        std::size_t used = 0;
-        const int n = std::stoi(v, &used);
-        if (used == v.size()) return n;
-    } catch (const std::exception&) {
-    }
-    throw std::invalid_argument(flag + " expects a whole number, got '" + v + "'");
-}
-
-BatchOptions parse(const std::vector<std::string>& args) {
-    BatchOptions o;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--retry-failed") { o.retryFailed = true; continue; }
-        if (a.rfind("--", 0) != 0) {
-            if (!o.jobsFile.empty()) throw std::invalid_argument("batch takes one JOBS.jsonl (got '" + o.jobsFile + "' and '" + a + "')");
-            o.jobsFile = a;
-            continue;
-        }
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        const std::string& v = args[++i];
-        if (a == "--out") o.out = v;
-        else if (a == "--model") o.model = v;
-        else if (a == "--models") o.modelFolders.push_back(v);
-        else if (a == "--name") o.nameTemplate = v;
-        else if (a == "--format") o.format = v;
-        else if (a == "--max-interruptions") o.maxInterruptions = toInt(a, v);
-        else if (a == "--price-per-hour") {
-            try { o.pricePerHour = std::stod(v); } catch (const std::exception&) { throw std::invalid_argument("--price-per-hour expects a number"); }
-        } else if (a == "--shard") {
-            const auto slash = v.find('/');
-            if (slash == std::string::npos) throw std::invalid_argument("--shard expects I/N, e.g. 0/4");
-            o.shard = toInt(a, v.substr(0, slash));
-            o.shards = toInt(a, v.substr(slash + 1));
-            if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
-                throw std::invalid_argument("--shard " + v + ": I must be in 0..N-1 and N at least 1");
-        } else throw std::invalid_argument("unknown option '" + a + "'");
-    }
+// What the table cannot check per option: the combination.
+void check(const BatchOptions& o) {
     if (o.jobsFile.empty()) throw std::invalid_argument("batch needs a JOBS.jsonl file");
     if (o.out.empty()) throw std::invalid_argument("batch needs --out DIR");
     if (o.nameTemplate.find("{date") != std::string::npos || o.nameTemplate.find("{time") != std::string::npos)
         throw std::invalid_argument("batch --name must not use {date} or {time}: a restart would not find the finished images");
-    return o;
 }
 
 struct LineJob {
@@ -122,10 +84,47 @@ std::vector<std::string> outputsOf(const std::string& base, int batch, const std
     return out;
 }
 
+class Batch : public Command {
+public:
+    OptionTable options() override;
+    int run() override;
+
+private:
+    BatchOptions o;
+};
+
+OptionTable Batch::options() {
+    auto text = [](std::string& field) { return [&field](const std::string& v) { field = v; }; };
+    return OptionTable("batch", "JOBS.jsonl --out DIR [options]",
+                       "A resumable batch, one job per line (settings JSON or sidecar).\n"
+                       "Kill it at any moment and run it again: it goes on where it stopped (docs/batch.md).")
+        .positional("JOBS.jsonl", "the jobs, one JSON object per line", text(o.jobsFile))
+        .value("--out", "DIR", "the output folder (it holds the batch's journal too)", text(o.out), Complete::Folder)
+        .value("--shard", "I/N", "run every N-th job from the I-th (0-based), e.g. 0/4 on the first of four machines",
+               [this](const std::string& v) {
+                   const auto slash = v.find('/');
+                   if (slash == std::string::npos) throw std::invalid_argument("--shard expects I/N, e.g. 0/4");
+                   o.shard = toInt("--shard", v.substr(0, slash));
+                   o.shards = toInt("--shard", v.substr(slash + 1));
+                   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+                       throw std::invalid_argument("--shard " + v + ": I must be in 0..N-1 and N at least 1");
+               })
+        .value("--model", "PATH", "the model for jobs that name none (or override by path)", text(o.model), Complete::File)
+        .value("--models", "DIR", "where sidecar jobs' models are found by hash (repeatable)",
+               [this](const std::string& v) { o.modelFolders.push_back(v); }, Complete::Folder)
+        .value("--name", "TEMPLATE", std::string("file names (default ") + kBatchNameTemplate + "; no {date} or {time})", text(o.nameTemplate))
+        .choice("--format", {"png", "jpeg", "webp"}, "image format (png)", text(o.format))
+        .value("--max-interruptions", "N", "a job interrupted this often is marked failed (2)",
+               [this](const std::string& v) { o.maxInterruptions = toInt("--max-interruptions", v); })
+        .flag("--retry-failed", "run the jobs that failed before again", [this] { o.retryFailed = true; })
+        .value("--price-per-hour", "X", "what the machine costs, for the sidecars' cost per image",
+               [this](const std::string& v) { o.pricePerHour = toNumber("--price-per-hour", v); });
+}
+
 } // namespace
 
-int batchCommand(const std::vector<std::string>& args) {
-    const BatchOptions o = parse(args);
+int Batch::run() {
+    check(o);
     if (!fs::is_directory(o.out)) throw std::invalid_argument("output folder " + o.out + " does not exist");
     const auto format = imaging::exportFormatFromName(o.format);
     const std::string ext = imaging::extensionOf(format);
@@ -219,5 +218,7 @@ int batchCommand(const std::vector<std::string>& args) {
               << skipped << " already done, " << failed << " failed\n";
     return failed == 0 ? 0 : 1;
 }
+
+std::unique_ptr<Command> makeBatchCommand() { return std::make_unique<Batch>(); }
 
 } // namespace dd::cli

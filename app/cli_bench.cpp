@@ -86,46 +86,6 @@ struct Options {
     std::string oneRow;  // child mode: run this row, write its JSON to `json`
 };
 
-int number(const std::string& flag, const std::string& v) {
-    try {
-        size_t used = 0;
-        const int n = std::stoi(v, &used);
-        if (used == v.size() && n > 0) return n;
-    } catch (const std::exception&) {
-    }
-    throw std::invalid_argument(flag + " expects a positive number, got '" + v + "'");
-}
-
-Options parse(const std::vector<std::string>& args) {
-    Options o;
-    for (size_t i = 1; i < args.size(); ++i) {
-        const std::string& flag = args[i];
-        if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
-        const std::string& v = args[++i];
-        if (flag == "--model") o.model = v;
-        else if (flag == "--steps") o.steps = number(flag, v);
-        else if (flag == "--batch") o.batch = number(flag, v);
-        else if (flag == "--threads") o.threads = number(flag, v);
-        else if (flag == "--json") o.json = v;
-        else if (flag == "--device") o.device = v;
-        else if (flag == "--one-row") o.oneRow = v;
-        else if (flag == "--size") {
-            const auto x = v.find('x');
-            if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x512");
-            o.width = number(flag, v.substr(0, x));
-            o.height = number(flag, v.substr(x + 1));
-        } else if (flag == "--rows") {
-            std::stringstream list(v);
-            for (std::string name; std::getline(list, name, ',');) o.rows.push_back(rowNamed(name).name);
-        } else throw std::invalid_argument("unknown bench option '" + flag + "'");
-    }
-    if (o.model.empty()) throw std::invalid_argument("bench needs --model PATH (or demo:tiny-sd1)");
-    if (o.rows.empty())
-        for (const auto& r : allRows())
-            if (o.device != "cpu" || std::string(r.name).rfind("offload-", 0) != 0) o.rows.push_back(r.name);
-    return o;
-}
-
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -229,10 +189,54 @@ std::string cell(const nlohmann::json& row, const char* stage) {
     return buf;
 }
 
-} // namespace
+std::vector<std::string> rowNames() {
+    std::vector<std::string> names;
+    for (const auto& r : allRows()) names.push_back(r.name);
+    return names;
+}
 
-int benchCommand(const std::vector<std::string>& args) {
-    const Options o = parse(args);
+class Bench : public Command {
+public:
+    OptionTable options() override {
+        auto positive = [](int& field, const char* flag) { return [&field, flag](const std::string& v) { field = toPositiveInt(flag, v); }; };
+        return OptionTable("bench", "--model PATH [options]",
+                           "Seconds and peak memory per stage for each memory plan, one process per row (docs/benchmarks.md).")
+            .value("--model", "PATH", "the model (a folder, a .safetensors file or demo:tiny-sd1)",
+                   [this](const std::string& v) { o.model = v; }, Complete::File)
+            .value("--steps", "N", "sampling steps (4)", positive(o.steps, "--steps"))
+            .value("--size", "WxH", "image size (512x512)",
+                   [this](const std::string& v) {
+                       const auto x = v.find('x');
+                       if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x512");
+                       o.width = toPositiveInt("--size", v.substr(0, x));
+                       o.height = toPositiveInt("--size", v.substr(x + 1));
+                   })
+            .value("--batch", "N", "images per run (1)", positive(o.batch, "--batch"))
+            .value("--threads", "N", "CPU threads (default: they follow the load; docs/cli.md)", positive(o.threads, "--threads"))
+            .value("--device", "cpu|cuda[:N]", "where to run (cpu)", [this](const std::string& v) { o.device = v; })
+            .value("--rows", "ROW[,ROW]", "the rows to run (" + [] {
+                       std::string list;
+                       for (const auto& n : rowNames()) list += (list.empty() ? "" : " ") + n;
+                       return list;
+                   }() + "; offload rows need a GPU)",
+                   [this](const std::string& v) {
+                       std::stringstream list(v);
+                       for (std::string name; std::getline(list, name, ',');) o.rows.push_back(rowNamed(name).name);
+                   })
+            .value("--json", "FILE", "also write the rows as JSON", [this](const std::string& v) { o.json = v; }, Complete::File)
+            .hidden("--one-row", [this](const std::string& v) { o.oneRow = v; });
+    }
+    int run() override;
+
+private:
+    Options o;
+};
+
+int Bench::run() {
+    if (o.model.empty()) throw std::invalid_argument("bench needs --model PATH (or demo:tiny-sd1)");
+    if (o.rows.empty())
+        for (const auto& r : allRows())
+            if (o.device != "cpu" || std::string(r.name).rfind("offload-", 0) != 0) o.rows.push_back(r.name);
     if (!o.oneRow.empty()) return runOneRow(o);
 
     const std::string self = selfPath();
@@ -281,5 +285,9 @@ int benchCommand(const std::vector<std::string>& args) {
     }
     return 0;
 }
+
+} // namespace
+
+std::unique_ptr<Command> makeBenchCommand() { return std::make_unique<Bench>(); }
 
 } // namespace dd::cli

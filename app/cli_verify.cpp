@@ -31,27 +31,6 @@ struct VerifyOptions {
     std::vector<std::string> modelFolders;
 };
 
-VerifyOptions parse(const std::vector<std::string>& args) {
-    VerifyOptions o;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a.rfind("--", 0) != 0) {
-            if (!o.file.empty()) throw std::invalid_argument("verify takes one FILE (got '" + o.file + "' and '" + a + "')");
-            o.file = a;
-            continue;
-        }
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        const std::string& v = args[++i];
-        if (a == "--image") o.image = v;
-        else if (a == "--model") o.model = v;
-        else if (a == "--models") o.modelFolders.push_back(v);
-        else throw std::invalid_argument("unknown option '" + a + "' for verify");
-    }
-    if (o.file.empty())
-        throw std::invalid_argument("verify needs a FILE: an image with generation metadata, a sidecar .json or a settings .json");
-    return o;
-}
-
 bool isImageFile(const std::string& path) {
     std::string ext = fs::path(path).extension().string();
     for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -72,10 +51,30 @@ std::string folderOf(const std::string& path) {
     return parent.empty() ? "." : parent.string();
 }
 
+class Verify : public Command {
+public:
+    OptionTable options() override {
+        return OptionTable("verify", "FILE [--image IMAGE] [--model M] [--models DIR]",
+                           "Rerun what a result was made with and compare the pixels hash for hash (docs/determinism.md).\n"
+                           "Exit status: 0 identical, 3 not identical, 1 error.")
+            .positional("FILE", "an image with generation metadata, a sidecar .json or a settings .json",
+                        [this](const std::string& v) { o.file = v; })
+            .value("--image", "IMAGE", "the image to compare (default: FILE, or the image beside the sidecar)",
+                   [this](const std::string& v) { o.image = v; }, Complete::File)
+            .value("--model", "PATH", "the model, instead of finding it by hash", [this](const std::string& v) { o.model = v; },
+                   Complete::File)
+            .value("--models", "DIR", "where the model is found by hash (repeatable)",
+                   [this](const std::string& v) { o.modelFolders.push_back(v); }, Complete::Folder);
+    }
+    int run() override;
+
+private:
+    VerifyOptions o;
+};
+
 } // namespace
 
-int verifyCommand(const std::vector<std::string>& args) {
-    const VerifyOptions o = parse(args);
+int Verify::run() {
     if (!fs::is_regular_file(o.file)) throw std::invalid_argument(o.file + ": no such file");
     const settings::Restored r = settings::restoreFromFile(o.file);
 
@@ -142,5 +141,7 @@ int verifyCommand(const std::vector<std::string>& args) {
               << " threads\n";
     return report.identical ? 0 : kNotIdentical;
 }
+
+std::unique_ptr<Command> makeVerifyCommand() { return std::make_unique<Verify>(); }
 
 } // namespace dd::cli

@@ -6,6 +6,7 @@
 #                                                    library path, RPATH $ORIGIN so they only find each other
 #   <prefix>/share/diffusiondesk/                    resources/ (core/resources.cpp looks in <exe>/../share/diffusiondesk)
 #   <prefix>/share/{applications,icons,mime,metainfo} desktop integration (packaging/)
+#   <prefix>/share/bash-completion/completions/     diffusiondesk-cli's completion, written by the built CLI
 #
 # Qt, OpenCV, OpenSSL and zlib come from the system: the .deb depends on Debian's runtime packages
 # (computed by dpkg-shlibdeps), the tarball expects them installed.
@@ -43,6 +44,16 @@ install(CODE "
   set(DD_BUNDLE_SEARCH_DIRS \"${DD_TORCH_LIB_DIR};${_dd_wheel_lib_dirs}\")
   set(DD_BUNDLE_DESTINATION \"${DD_PRIVATE_LIB_DIR}\")
   include(\"${_dd_pkg}/bundle_libs.cmake\")")
+
+# The CLI writes its bash completion from its option tables (app/cli_completion.cpp), so it cannot drift from
+# the options; bash-completion loads it from there when the command is first completed.
+set(_dd_completion ${CMAKE_BINARY_DIR}/share/bash-completion/completions/diffusiondesk-cli)
+add_custom_command(OUTPUT ${_dd_completion}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/share/bash-completion/completions
+  COMMAND diffusiondesk-cli completion bash --out ${_dd_completion}
+  DEPENDS diffusiondesk-cli VERBATIM)
+add_custom_target(dd_bash_completion ALL DEPENDS ${_dd_completion})
+install(FILES ${_dd_completion} DESTINATION share/bash-completion/completions)
 
 # Desktop integration. Debian's dpkg triggers (desktop-file-utils, shared-mime-info, hicolor-icon-theme)
 # refresh the caches, so the .deb needs no postinst for them.

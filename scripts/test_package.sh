@@ -59,7 +59,9 @@ dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' > "$files
 grep -qx /usr/bin/diffusiondesk-cli "$files" && grep -qx /usr/lib/diffusiondesk/libc10.so "$files" \
   && grep -qx /usr/share/diffusiondesk/clip/bpe_simple_vocab_16e6.txt.gz "$files" \
   && grep -qx /usr/share/diffusiondesk/models/shapes/unet/diffusion_pytorch_model.safetensors "$files" \
-  && ok "package holds the CLI, the private libtorch and the resources (with the built-in model)" || fail "package contents"
+  && grep -qx /usr/share/bash-completion/completions/diffusiondesk-cli "$files" \
+  && ok "package holds the CLI, its bash completion, the private libtorch and the resources (with the built-in model)" \
+  || fail "package contents"
 if grep -E '^/usr/lib/[^/]+\.so|^/usr/lib/x86_64-linux-gnu/|^/etc/ld\.so\.conf' "$files"; then
   fail "libraries on the system library path"
 else

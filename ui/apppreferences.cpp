@@ -2,6 +2,8 @@
 
 #include <QSettings>
 
+#include <algorithm>
+
 namespace dd::ui {
 
 AppPreferences AppPreferences::load() {
@@ -10,6 +12,7 @@ AppPreferences AppPreferences::load() {
     p.taesdPreviews = q.value("previews/taesd", true).toBool();
     p.taesdFolder = q.value("previews/taesdFolder").toString();
     p.modelFolders = q.value("models/folders").toStringList();
+    p.threads = std::max(0, q.value("engine/threads", 0).toInt());
     return p;
 }
 
@@ -18,6 +21,7 @@ void AppPreferences::save() const {
     q.setValue("previews/taesd", taesdPreviews);
     q.setValue("previews/taesdFolder", taesdFolder);
     q.setValue("models/folders", modelFolders);
+    q.setValue("engine/threads", threads);
 }
 
 } // namespace dd::ui

@@ -291,6 +291,7 @@ settings::GenerationSettings MainWindow::currentSettings() const {
     } else {
         s.preset.clear();
     }
+    if (s.plan.threads <= 0) s.plan.threads = m_prefs.threads;  // the plan's own count wins
     return s;
 }
 

@@ -13,6 +13,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QRadioButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace dd::ui {
@@ -89,6 +90,18 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
                                           "was made with (by its hash)."), models));
     modelsLayout->addWidget(m_modelFolders);
 
+    m_threads = new QSpinBox(this);
+    m_threads->setObjectName("threads");
+    m_threads->setRange(0, 256);
+    m_threads->setValue(prefs.threads);
+    m_threads->setSpecialValueText(tr("Automatic: the cores other programs leave free"));
+    m_threads->setToolTip(tr("CPU threads for a run whose memory plan names none. Automatic looks again between steps, "
+                             "so a compile or a game started meanwhile slows the run less. Determinism mode keeps one "
+                             "count for every run."));
+    auto* engine = new QGroupBox(tr("Engine"), this);
+    auto* engineForm = new QFormLayout(engine);
+    engineForm->addRow(tr("CPU threads"), m_threads);
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -96,6 +109,7 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     layout->addWidget(group);
     layout->addWidget(previews);
     layout->addWidget(models);
+    layout->addWidget(engine);
     layout->addWidget(buttons);
 }
 
@@ -114,6 +128,7 @@ AppPreferences PreferencesDialog::preferences() const {
     p.taesdFolder = m_taesdFolder->text().trimmed();
     for (const QString& line : m_modelFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
+    p.threads = m_threads->value();
     return p;
 }
 

@@ -9,6 +9,7 @@ class QCheckBox;
 class QDoubleSpinBox;
 class QLineEdit;
 class QPlainTextEdit;
+class QSpinBox;
 class QRadioButton;
 
 namespace dd::ui {
@@ -29,6 +30,7 @@ private:
     QCheckBox* m_taesd;
     QLineEdit* m_taesdFolder;
     QPlainTextEdit* m_modelFolders;
+    QSpinBox* m_threads;
 };
 
 } // namespace dd::ui

@@ -44,4 +44,16 @@ DeterminismGuard::~DeterminismGuard() {
 
 int DeterminismGuard::threads() const { return at::get_num_threads(); }
 
+LoadAwareThreads::LoadAwareThreads(bool active) {
+    if (!active) return;
+    m_startup = DeterminismGuard::startupThreadCount();
+    m_free.emplace(m_startup);
+}
+
+void LoadAwareThreads::afterStep(double stepSeconds) {
+    if (!m_free) return;
+    const int want = stepSeconds < kShortStepSeconds ? m_free->threads() : m_startup;
+    if (want != at::get_num_threads()) at::set_num_threads(want);
+}
+
 } // namespace dd::memory

@@ -2,6 +2,10 @@
 // Determinism mode for the duration of one run (issue 8): deterministic algorithms, no cuDNN autotuning,
 // no TF32 (cuBLAS, cuDNN), a fixed intra-op thread count. Torch's switches are process-global, so the
 // guard saves them and puts them back when the run ends, whichever way it ends.
+#include "core/memory/cpu_load.h"
+
+#include <optional>
+
 namespace dd::memory {
 
 class DeterminismGuard {
@@ -22,6 +26,24 @@ public:
 private:
     bool m_deterministic, m_deterministicWarnOnly, m_benchmarkCudnn, m_deterministicCudnn, m_tf32Cublas, m_tf32Cudnn;
     int m_threads;
+};
+
+// With no thread count in the plan, outside determinism mode, the thread count follows the load between steps.
+// Short steps are dominated by the team's barriers, where one thread that lost its core to another program
+// stalls the rest: they run on the cores other programs leave free. Long steps are dominated by arithmetic,
+// where each thread is a share of the CPU the kernel hands out: they keep the start-up count (and spin only
+// briefly while they wait: app/openmp_waiting.cpp). Measured in docs/benchmarks.md, "A busy computer". Made
+// after the run's DeterminismGuard, which puts torch's count back when the run ends.
+class LoadAwareThreads {
+public:
+    static constexpr double kShortStepSeconds = 0.2;
+
+    explicit LoadAwareThreads(bool active);
+    void afterStep(double stepSeconds);
+
+private:
+    std::optional<FreeCores> m_free;
+    int m_startup = 0;
 };
 
 } // namespace dd::memory

@@ -45,7 +45,7 @@ struct MemoryPlan {
     // instead of RAM, for machines whose RAM cannot hold the model either (diffusers' offload_to_disk_path).
     bool offloadToDisk = false;
     std::string fp8Storage;                // "", "e4m3fn", "e5m2": UNet weights stored in fp8, upcast per layer to unet precision
-    int threads = 0;                       // CPU threads for torch (0 = torch's default)
+    int threads = 0;                       // CPU threads for torch (0: the cores other programs leave free)
     // A second model in the run (the SDXL refiner): false keeps both on the device (the 24 GB row); true
     // moves the base off the device before the refiner's stage and back at the next run (lower rows).
     bool swapModels = false;

@@ -382,6 +382,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
     const torch::Device device = setup.device;
     const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
+    memory::LoadAwareThreads loadAwareThreads(!s.deterministic && plan.threads <= 0);
     const nn::WinogradConvScope winograd(s.plan.winogradConv);
     const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
     GenerationResult result;
@@ -507,7 +508,6 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     env.offload = offload ? memory::offloadName(plan.offload) : "none";
     if (offload && plan.offloadToDisk) env.offload += " (stored on disk)";
     if (!plan.fp8Storage.empty()) env.offload += ", unet fp8-" + plan.fp8Storage + " storage";
-    env.threads = determinism.threads();
     env.deterministic = s.deterministic;
     auto precisionText = [&] {
         std::string vae = dtypeName(placed.vae);
@@ -614,6 +614,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             }
             latents = sch.step(pred, i, latents, noise);
             result.timings.stepSeconds.push_back(secondsSince(tStep));
+            loadAwareThreads.afterStep(result.timings.stepSeconds.back());
             meter.sample("denoise");
             if (observer) {
                 const int step = done + int(i - from + 1);
@@ -762,6 +763,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     result.timings.decodeSeconds = secondsSince(t0);
     result.memory.decode = meter.end("decode");
     env.precision = precisionText();
+    env.threads = determinism.threads();  // after the steps, which may have followed the load
     result.settings.plan = plan;  // what made the images, after any out-of-memory fallback
     return result;
 }

@@ -45,7 +45,7 @@ struct Environment {
     std::string precision;       // "unet=fp16 text_encoder=fp16 vae=fp32"
     std::string attention;       // backend actually used
     std::string offload;         // offload mode actually used
-    int threads = 0;             // torch intra-op threads
+    int threads = 0;             // torch intra-op threads (at the end of the run: they may follow the load)
     bool deterministic = false;
 };
 

@@ -7,10 +7,15 @@
 #include "imaging/compare.h"
 #include "tests/common/test_program.h"
 
+#include "core/memory/cpu_load.h"
+
 #include <ATen/Parallel.h>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QtTest>
 
 #include <cmath>
+#include <memory>
 #include <optional>
 
 namespace test_determinism {  // the test program is a unity build: each file keeps its names
@@ -224,6 +229,47 @@ private slots:
         QCOMPARE(r.environment.threads, startup);
         QCOMPARE(after, startup + 1);  // the run's count was put back when it ended
         QCOMPARE(hashes(r), hashes(m_reference));
+    }
+
+    // Outside determinism mode, with no count in the plan, a run takes the cores other programs leave free: with
+    // two busy processes it runs on at most cpus - 2 threads (1 on a 2-core machine); determinism mode and a
+    // count in the plan keep theirs. Between runs torch's count is put back.
+    void threadsFollowTheLoadOutsideDeterminismMode() {
+        const int startup = m_reference.environment.threads;
+        QCOMPARE(memory::threadsForFreeCores(4, 2, 0), 2);
+        QCOMPARE(memory::threadsForFreeCores(4, 2, 1), 1);
+        QCOMPARE(memory::threadsForFreeCores(4, 2, 7), 1);
+        QCOMPARE(memory::threadsForFreeCores(8, 16, 4), 8);
+        QCOMPARE(memory::threadsForFreeCores(8, 16, 12), 4);
+        QCOMPARE(memory::threadsForFreeCores(8, 16, -1), 8);  // load unknown: the start-up count
+        std::vector<std::unique_ptr<QProcess>> busy;
+        for (int i = 0; i < 2; ++i) {
+            busy.push_back(std::make_unique<QProcess>());
+            busy.back()->start("sh", {"-c", "while :; do :; done"});
+            QVERIFY(busy.back()->waitForStarted());
+        }
+        auto stopBusy = qScopeGuard([&] {
+            for (auto& p : busy) {
+                p->kill();
+                p->waitForFinished();
+            }
+        });
+        QTest::qWait(100);
+        QVERIFY2(memory::otherRunnableThreads() >= 2, qPrintable(QString::number(memory::otherRunnableThreads())));
+        auto s = base();
+        s.deterministic = false;
+        const auto loaded = run(m_engine, s);
+        QString steps;
+        for (double t : loaded.timings.stepSeconds) steps += QString(" %1 s").arg(t, 0, 'f', 3);
+        QVERIFY2(loaded.environment.threads <= memory::threadsForFreeCores(startup, memory::usableCpus(), 2),
+                 qPrintable(QString("%1 threads with two busy processes on %2 CPUs; steps%3")
+                                .arg(loaded.environment.threads).arg(memory::usableCpus()).arg(steps)));
+        QCOMPARE(at::get_num_threads(), startup);
+        s.plan.threads = startup;
+        QCOMPARE(run(m_engine, s).environment.threads, startup);
+        s.plan.threads = 0;
+        s.deterministic = true;
+        QCOMPARE(run(m_engine, s).environment.threads, startup);
     }
 
     // A result recorded on a machine whose default count differs: Verify reruns with the recorded count.

@@ -10,9 +10,13 @@ class TestCli : public QObject {
         int code;
         QString out, err;
     };
-    static Run cli(const QStringList& args) {
+    static Run cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+        return run(QString(DD_BINARY_DIR) + "/bin/diffusiondesk-cli", args, env);
+    }
+    static Run run(const QString& program, const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
         QProcess p;
-        p.start(QString(DD_BINARY_DIR) + "/bin/diffusiondesk-cli", args);
+        p.setProcessEnvironment(env);
+        p.start(program, args);
         if (!p.waitForFinished(120000)) return {-1, {}, "timeout"};
         return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
     }
@@ -25,6 +29,96 @@ private slots:
         // The CLI runs on the allocator the build links (cmake/DDAllocator.cmake): tcmalloc unless sanitized.
         const char* allocator = DD_EXPECT_TCMALLOC ? ", tcmalloc)" : ", glibc malloc)";
         QVERIFY2(r.out.trimmed().endsWith(allocator), qPrintable(r.out));
+    }
+
+    // The commands top-level --help lists, each from its own option table.
+    static QStringList commands() {
+        const Run r = cli({"--help"});
+        QStringList names;
+        bool inList = false;
+        for (const QString& line : r.out.split('\n')) {
+            if (line == "commands:") inList = true;
+            else if (inList && line.startsWith("  ")) names << line.trimmed().section(' ', 0, 0);
+        }
+        return names;
+    }
+
+    // `COMMAND --help` anywhere on the line prints that command's usage and exits 0; so does --version.
+    void everyCommandExplainsItself() {
+        const QStringList names = commands();
+        for (const char* expected : {"inspect", "generate", "batch", "verify", "bench", "completion"}) QVERIFY2(names.contains(expected), expected);
+        for (const QString& name : names) {
+            const Run help = cli({name, "--help"});
+            QVERIFY2(help.code == 0 && help.err.isEmpty(), qPrintable(name + ": " + help.err));
+            QVERIFY2(help.out.startsWith("usage: diffusiondesk-cli " + name), qPrintable(help.out));
+            QVERIFY2(help.out.contains("  --help, -h") && help.out.contains("  --version"), qPrintable(help.out));
+            const Run version = cli({name, "--version"});
+            QVERIFY2(version.code == 0 && version.out.startsWith("DiffusionDesk " DD_VERSION), qPrintable(name + ": " + version.err));
+        }
+        const Run late = cli({"bench", "--model", "demo:tiny-sd1", "-h"});  // after other options too
+        QVERIFY2(late.code == 0 && late.out.contains("--rows ROW[,ROW]"), qPrintable(late.err));
+        const Run generate = cli({"generate", "--help"});
+        for (const char* option : {"--prediction-type auto|epsilon|v_prediction", "--threads N", "--control-resize NAME", "--lora-mode merge|side"})
+            QVERIFY2(generate.out.contains(option), option);
+    }
+
+    // The bash completion is the tables' too: the build writes it (and the package installs that file), and it
+    // completes commands, options, choices with spaces, and files where a file is wanted.
+    void bashCompletesFromTheTables() {
+        const Run script = cli({"completion", "bash"});
+        QVERIFY2(script.code == 0, qPrintable(script.err));
+        QFile built(QString(DD_BINARY_DIR) + "/share/bash-completion/completions/diffusiondesk-cli");
+        QVERIFY2(built.open(QIODevice::ReadOnly), qPrintable(built.fileName()));
+        QCOMPARE(QString::fromUtf8(built.readAll()), script.out);
+        auto complete = [&](const QString& words) {
+            const QString probe = QString("source '%1'; COMP_WORDS=(%2); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+                                          "_diffusiondesk_cli; printf '%s\\n' \"${COMPREPLY[@]}\"")
+                                      .arg(built.fileName(), words);
+            const Run r = run("bash", {"-c", probe});
+            return r.out.split('\n', Qt::SkipEmptyParts);
+        };
+        QCOMPARE(complete("diffusiondesk-cli ge"), QStringList{"generate"});
+        QCOMPARE(complete("diffusiondesk-cli bench --st"), QStringList{"--steps"});
+        QCOMPARE(complete("diffusiondesk-cli generate --sampler 'Euler'"), (QStringList{"Euler", "Euler\\ a"}));
+        QCOMPARE(complete("diffusiondesk-cli generate --precision ''"), (QStringList{"fp32", "fp16", "bf16"}));
+        QVERIFY(complete("diffusiondesk-cli generate --steps ''").isEmpty());  // a number: nothing to offer
+        QVERIFY(!complete("diffusiondesk-cli bench --one").contains("--one-row"));  // internal
+        const QStringList files = complete(QString("diffusiondesk-cli inspect '%1/models/tiny-sd'").arg(DD_FIXTURES_DIR));
+        QVERIFY2(files.contains(QString(DD_FIXTURES_DIR) + "/models/tiny-sd2"), qPrintable(files.join(", ")));
+    }
+
+    // libgomp reads how its threads wait once, before main(): the programs choose a short spin unless the user
+    // chose (app/openmp_waiting.cpp), and hand the environment on unchanged otherwise.
+    void openMpWaitingIsChosenBeforeLibrariesStart() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("OMP_WAIT_POLICY");
+        env.remove("GOMP_SPINCOUNT");
+        env.insert("OMP_DISPLAY_ENV", "VERBOSE");
+        env.insert("_", "/usr/bin/diffusiondesk-cli");
+        const Run chosen = cli({"--version"}, env);
+        QVERIFY2(chosen.err.contains("GOMP_SPINCOUNT = '10000'"), qPrintable(chosen.err));
+        env.insert("OMP_WAIT_POLICY", "PASSIVE");
+        const Run users = cli({"--version"}, env);
+        QVERIFY2(users.err.contains("OMP_WAIT_POLICY = 'PASSIVE'") && users.err.contains("GOMP_SPINCOUNT = '0'"), qPrintable(users.err));
+        // The lent slot is given back before main(), and the choice stays for child processes (bench's rows).
+        env.remove("OMP_WAIT_POLICY");
+        env.remove("OMP_DISPLAY_ENV");
+        const QString probe = QString(DD_BINARY_DIR) + "/tests/openmp_waiting_probe";
+        for (bool underscore : {true, false}) {  // without "_", another variable lends its slot
+            if (!underscore) env.remove("_");
+            QStringList expected = env.toStringList();
+            expected << "GOMP_SPINCOUNT=10000";
+            expected.sort();
+            const Run r = run(probe, {}, env);
+            QCOMPARE(r.out.split('\n', Qt::SkipEmptyParts), expected);
+        }
+        env.insert("OMP_DISPLAY_ENV", "VERBOSE");
+        const QString app = QString(DD_BINARY_DIR) + "/bin/diffusiondesk";
+        if (QFile::exists(app)) {
+            env.insert("QT_QPA_PLATFORM", "offscreen");
+            const Run gui = run(app, {"--version"}, env);
+            QVERIFY2(gui.err.contains("GOMP_SPINCOUNT = '10000'"), qPrintable(gui.err));
+        }
     }
 
     // Before a run the CLI predicts its peak against the preset's budget and, when over it, says what would fit;
@@ -83,7 +177,10 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("missing file") << QStringList{"inspect", "/nonexistent/model.safetensors"} << "no such file or folder";
         QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command 'frobnicate'";
-        QTest::newRow("missing argument") << QStringList{"inspect"} << "inspect takes exactly one PATH";
+        QTest::newRow("missing argument") << QStringList{"inspect"} << "inspect needs PATH";
+        QTest::newRow("option without its value") << QStringList{"bench", "--steps"} << "--steps needs a value (N) (see diffusiondesk-cli bench --help)";
+        QTest::newRow("option of another command") << QStringList{"verify", "x.json", "--steps", "3"} << "unknown option '--steps' for verify";
+        QTest::newRow("not a whole number") << QStringList{"generate", "--steps", "2.5"} << "--steps expects a whole number, got '2.5'";
         QTest::newRow("unknown sampler") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--sampler", "Foo", "--out", "/tmp/x.png"}
                                          << "unknown sampler 'Foo' (known: Euler, Euler a,";
         QTest::newRow("size not a multiple of 8") << QStringList{"generate", "--model", "demo:tiny-sd1", "--prompt", "x", "--size", "65x64", "--out", "/tmp/x.png"}

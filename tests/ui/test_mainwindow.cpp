@@ -21,6 +21,8 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
@@ -33,6 +35,9 @@
 #include <QTimer>
 #include <QTemporaryDir>
 #include "tests/ui/main_thread_spy.h"
+
+#include <memory>
+#include <vector>
 
 #include <QtTest>
 
@@ -406,7 +411,27 @@ private slots:
     // run at a lower priority (EngineThread), the queue's fsyncs happen on their own thread, previews the cadence skips
     // are never computed, and the probe does not count time the kernel kept the UI thread waiting for a CPU
     // (latencyprobe.h), which other processes cause and no app can prevent. The raw gap is printed next to it.
+    // Also while two other programs keep both cores busy: then the engine follows the load (fewer threads) and
+    // must still not take the UI thread's turn.
+    void eventLoopLatencyDuringGeneration_data() {
+        QTest::addColumn<int>("busyProcesses");
+        QTest::newRow("idle machine") << 0;
+        QTest::newRow("two busy processes") << 2;
+    }
     void eventLoopLatencyDuringGeneration() {
+        QFETCH(int, busyProcesses);
+        std::vector<std::unique_ptr<QProcess>> busy;
+        for (int i = 0; i < busyProcesses; ++i) {
+            busy.push_back(std::make_unique<QProcess>());
+            busy.back()->start("sh", {"-c", "while :; do :; done"});
+            QVERIFY(busy.back()->waitForStarted());
+        }
+        auto stopBusy = qScopeGuard([&] {
+            for (auto& p : busy) {
+                p->kill();
+                p->waitForFinished();
+            }
+        });
         MainWindow w({});
         w.show();
         QTRY_VERIFY(!w.modelPicker()->loading());
@@ -424,9 +449,9 @@ private slots:
         loop.exec();
         probe.stop();
         QVERIFY(!w.isRunning());
-        qInfo("UI event loop during a %d-step run (%lld ms): %d ticks of 5 ms; largest app stall %.1f ms, largest raw "
-              "gap %.1f ms, run-queue wait %.1f ms in all (schedstat %s)",
-              int(progress.count()), clock.elapsed(), probe.ticks(), probe.maxAppStallMs(), probe.maxGapMs(),
+        qInfo("UI event loop during a %d-step run (%lld ms, %d busy processes): %d ticks of 5 ms; largest app stall "
+              "%.1f ms, largest raw gap %.1f ms, run-queue wait %.1f ms in all (schedstat %s)",
+              int(progress.count()), clock.elapsed(), busyProcesses, probe.ticks(), probe.maxAppStallMs(), probe.maxGapMs(),
               probe.runQueueWaitMs(), probe.schedstatAvailable() ? "yes" : "no");
         QCOMPARE(progress.count(), 10);
         QVERIFY(probe.ticks() > 10);  // the loop ran during the generation

@@ -202,6 +202,32 @@ private slots:
         QVERIFY(w.gallery()->entry(0).image == sparse);
     }
 
+    // Preferences' CPU threads reach a run whose plan names none (its environment says how many ran), and
+    // survive a restart; "Automatic" is 0 (the engine follows the load).
+    void threadsFromThePreferences() {
+        MainWindow w({});
+        QTRY_VERIFY(!w.modelPicker()->loading());
+        QCOMPARE(w.currentSettings().plan.threads, 0);
+        dd::ui::setDialogHandler([](QDialog* d) {
+            auto* threads = d->findChild<QSpinBox*>("threads");
+            if (!threads || threads->value() != 0 || threads->text() != threads->specialValueText()) return int(QDialog::Rejected);
+            threads->setValue(1);
+            return int(QDialog::Accepted);
+        });
+        w.openPreferences();
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        QCOMPARE(dd::ui::AppPreferences::load().threads, 1);
+        QCOMPARE(w.currentSettings().plan.threads, 1);
+        setSmall(w, 1);
+        QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.gallery()->entry(0).settings.plan.threads, 1);
+        QCOMPARE(w.gallery()->entry(0).result->environment.threads, 1);
+        dd::ui::AppPreferences prefs = dd::ui::AppPreferences::load();
+        prefs.threads = 0;
+        prefs.save();
+    }
+
     void taesdPreviewsFromThePreferences() {
         MainWindow w({});
         QTRY_VERIFY(!w.modelPicker()->loading());

@@ -1,0 +1,387 @@
+// diffusiondesk-cli generate: images with their A1111 parameters and sidecars, through the export code the app uses.
+#include "app/cli_commands.h"
+#include "app/cli_control.h"
+
+#include "core/io/model_error.h"
+#include "core/memory/predictor.h"
+#include "core/memory/preset_settings.h"
+#include "core/pipeline/engine.h"
+#include "core/pipeline/lora_search.h"
+#include "core/resources.h"
+#include "core/sched/scheduler.h"
+#include "core/settings/file_name_template.h"
+#include "core/settings/model_lookup.h"
+#include "core/settings/restore.h"
+#include "core/text/prompt_parser.h"
+#include "imaging/control_preprocess.h"
+#include "imaging/export.h"
+#include "imaging/png.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dd::cli {
+namespace {
+
+// Progress on a terminal: a bar with ETA on stderr, redrawn in place; nothing when stderr is not a TTY.
+class ProgressBar : public pipeline::Observer {
+public:
+    bool wantsPreview(int, int) override { return false; }  // a terminal shows none: the engine computes none
+    void onStep(int step, int total, const pipeline::Image&) override {
+        if (!isatty(STDERR_FILENO)) return;
+        if (step == 1) m_start = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+        const double eta = step > 1 ? elapsed / (step - 1) * (total - step) : 0;
+        const int width = 30, filled = total ? width * step / total : width;
+        std::fprintf(stderr, "\r[%s%s] %d/%d  ETA %.1f s ", std::string(size_t(filled), '#').c_str(),
+                     std::string(size_t(width - filled), '.').c_str(), step, total, eta);
+        if (step == total) std::fprintf(stderr, "\n");
+    }
+
+private:
+    std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+};
+
+bool hasImageExtension(const std::string& path) {
+    std::string ext = fs::path(path).extension().string();
+    for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
+}
+
+// Presets ship in <resources>/presets (the recipe table's rows and cpu); read once per process.
+std::string shippedPresetDir() { return (resourceDir() / "presets").string(); }
+
+const std::vector<memory::Preset>& shippedPresets() {
+    static const std::vector<memory::Preset> presets = memory::loadPresets(shippedPresetDir());
+    return presets;
+}
+
+std::vector<std::string> shippedPresetNames() {
+    std::vector<std::string> names;
+    try {
+        for (const auto& p : shippedPresets()) names.push_back(p.name);
+    } catch (const std::exception&) {
+        // no presets folder: --preset then says so when used; the table lists no choices
+    }
+    return names;
+}
+
+memory::Preset findPreset(const std::string& name) {
+    std::string known;
+    for (const auto& p : shippedPresets()) {
+        if (p.name == name) return p;
+        known += (known.empty() ? "" : ", ") + p.name;
+    }
+    throw std::invalid_argument("unknown preset '" + name + "' (in " + shippedPresetDir() + ": " + known + ")");
+}
+
+// Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
+// the prediction is an estimate and the user may know better.
+void warnIfTooBig(const settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
+    if (s.preset.empty()) return;
+    try {
+        const auto preset = findPreset(s.preset);
+        memory::PredictInput in;
+        in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
+        in.cuda = s.plan.device.rfind("cuda", 0) == 0 || s.plan.device == "balanced" || (s.plan.device == "auto" && memory::cudaDeviceCount() > 0);
+        std::vector<std::string> loras;
+        for (const auto& tag : text::extractExtraNetworks(s.prompt).loras) loras.push_back(pipeline::findLoraFile(tag.name, loraFolders, false));
+        for (const auto& l : s.loras)
+            if (!l.fromPrompt) loras.push_back(pipeline::findLoraFile(l.name, loraFolders, true));
+        in.loraSidePath = s.loraMode == "side";
+        in.loraBytes = memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
+        if (s.refiner.enabled()) in.refinerBytes = memory::modelWeightBytes(memory::modelShapeOf(s.refiner.model), s.plan);
+        std::vector<std::string> controlNets;
+        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
+        in.controlNetParams = memory::controlNetParameters(controlNets);
+        const auto prediction = memory::predict(memory::modelShapeOf(s.model), in);
+        const auto fit = memory::fits(prediction, preset.budgetBytes, &shippedPresets());
+        std::cerr << "predicted peak " << memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
+                  << "), preset " << preset.name << " budget " << memory::formatGb(preset.budgetBytes) << "\n";
+        if (!fit.fits) std::cerr << "warning: " << fit.message << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "note: no memory prediction: " << e.what() << "\n";
+    }
+}
+
+// --lora NAME[:W[:UNET_W]]: trailing numbers are weights (A1111's <lora:name:te:unet> order), the rest the name.
+settings::LoraSetting parseLoraFlag(const std::string& v) {
+    settings::LoraSetting l;
+    std::string name = v;
+    std::vector<double> weights;
+    for (int k = 0; k < 2; ++k) {
+        const auto colon = name.rfind(':');
+        if (colon == std::string::npos) break;
+        char* end = nullptr;
+        const std::string tail = name.substr(colon + 1);
+        const double w = std::strtod(tail.c_str(), &end);
+        if (tail.empty() || *end != '\0') break;
+        weights.insert(weights.begin(), w);
+        name.resize(colon);
+    }
+    if (name.empty()) throw std::invalid_argument("--lora expects NAME or PATH, optionally :WEIGHT (got '" + v + "')");
+    l.name = name;
+    if (!weights.empty()) l.textEncoderWeight = l.unetWeight = weights[0];
+    if (weights.size() > 1) l.unetWeight = weights[1];
+    return l;
+}
+
+// --max-memory cuda:0=8,cuda:1=4.5: gigabytes (2^30 bytes) of weights each GPU may hold under --device balanced.
+std::map<std::string, int64_t> parseMaxMemory(const std::string& v) {
+    std::map<std::string, int64_t> limits;
+    for (size_t at = 0; at <= v.size();) {
+        const size_t end = std::min(v.find(',', at), v.size());
+        const std::string item = v.substr(at, end - at);
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) throw std::invalid_argument("--max-memory expects DEVICE=GB[,DEVICE=GB], e.g. cuda:0=8,cuda:1=4");
+        const double gb = toNumber("--max-memory", item.substr(eq + 1));
+        if (!(gb > 0 && gb < 1e6)) throw std::invalid_argument("--max-memory: " + item + " is not a size in GB");
+        limits[item.substr(0, eq)] = int64_t(gb * double(int64_t(1) << 30));
+        at = end + 1;
+    }
+    return limits;
+}
+
+class Generate : public Command {
+public:
+    OptionTable options() override;
+    int run() override;
+
+private:
+    void restoreFrom(const std::string& file);
+    void resolveRestored(const std::string& outFolder);
+    void useBuiltInModelIfNone();
+
+    settings::GenerationSettings s;
+    std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
+    std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
+    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, sizeGiven = false, cfgGiven = false;
+    bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
+    int quality = 95;
+    double pricePerHour = 0;
+    settings::Restored restored;
+};
+
+OptionTable Generate::options() {
+    auto number = [](double& field, const char* flag) { return [&field, flag](const std::string& v) { field = toNumber(flag, v); }; };
+    auto whole = [](int& field, const char* flag) { return [&field, flag](const std::string& v) { field = toInt(flag, v); }; };
+    auto text = [](std::string& field) { return [&field](const std::string& v) { field = v; }; };
+    auto add = [](std::vector<std::string>& list) { return [&list](const std::string& v) { list.push_back(v); }; };
+    auto control = [this](const char* flag) {
+        return [this, flag](const std::string& v) { applyControlFlag(flag, v, s, controlNetFolders); };
+    };
+    OptionTable t("generate", "[--model M] --prompt P --out DIR|FILE [options]",
+                  "Images with their parameters and sidecars. Without --model: the built-in shapes model.\n"
+                  "Flags apply in order, so flags after --from override what it restored.");
+    t.value("--model", "PATH", "a diffusers folder, a .safetensors checkpoint or demo:tiny-sd1",
+            [this](const std::string& v) { s.model = v, modelGiven = true; }, Complete::File)
+        .value("--prompt", "TEXT", "what to draw (A1111 syntax: (word:1.2), [from:to:when], <lora:name:w>)", text(s.prompt))
+        .value("--negative", "TEXT", "what not to draw", text(s.negativePrompt))
+        .value("--out", "DIR|FILE", "output folder, or one image file (.png, .jpg, .webp)", text(out), Complete::File)
+        .value("--from", "FILE", "restore settings from an image, sidecar or A1111 text file",
+               [this](const std::string& v) { restoreFrom(v); }, Complete::File)
+        .value("--models", "DIR", "where --from looks for its model by hash (repeatable)", add(modelFolders), Complete::Folder)
+        .flag("--dry-run", "check the settings, print the memory prediction, generate nothing", [this] { dryRun = true; })
+        .section("sampling")
+        .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = int64_t(toNumber("--seed", v)); })
+        .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
+        .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
+        .choice("--sampler", sched::schedulerNames(), "the sampler",
+                [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
+        .value("--size", "WxH", "width and height in pixels, e.g. 512x768",
+               [this](const std::string& v) {
+                   const auto x = v.find('x');
+                   if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
+                   s.width = int(toNumber("--size", v.substr(0, x)));
+                   s.height = int(toNumber("--size", v.substr(x + 1)));
+                   sizeGiven = true;
+               })
+        .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))
+        .value("--clip-skip", "N", "stop the text encoder N-1 layers early", whole(s.clipSkip, "--clip-skip"))
+        .choice("--prompt-syntax", {"a1111", "reference"}, "how the prompt's weights are read", text(s.promptSyntax))
+        .choice("--emphasis", {"Original", "No norm", "Ignore", "None"}, "A1111's emphasis mode", text(s.emphasis))
+        .value("--init", "IMAGE", "img2img: start from this image", [this](const std::string& v) { s.initImage = v, initGiven = true; },
+               Complete::File)
+        .value("--strength", "X", "img2img: how much of the init image is repainted (0..1)", number(s.strength, "--strength"))
+        .flag("--deterministic", "bit-identical reruns (docs/determinism.md)", [this] { s.deterministic = true; })
+        .choice("--prediction-type", {"auto", "epsilon", "v_prediction"}, "over the model's scheduler config (docs/single-file.md)",
+                [this](const std::string& v) { s.predictionType = v == "auto" ? "" : v == "v" ? "v_prediction" : v; })
+        .choice("--timestep-spacing", {"auto", "linspace", "leading", "trailing"}, "over every sampler's own spacing",
+                [this](const std::string& v) { s.timestepSpacing = v == "auto" ? "" : v; })
+        .section("output")
+        .value("--name", "TEMPLATE", "file names, default {date}-{counter:05}-{seed}-{prompt:6}", text(nameTemplate))
+        .choice("--format", {"png", "jpeg", "webp"}, "image format (default: the --out file's, else png)", text(format))
+        .value("--quality", "N", "JPEG / WebP quality", whole(quality, "--quality"))
+        .flag("--no-sidecar", "write no settings .json beside the image", [this] { sidecar = false; })
+        .value("--price-per-hour", "X", "what the machine costs, for the sidecar's cost per image", number(pricePerHour, "--price-per-hour"))
+        .section("memory (docs/memory.md)")
+        .choice("--preset", shippedPresetNames(), "the VRAM recipe; warns when the predicted peak exceeds its budget",
+                [this](const std::string& v) { memory::applyPreset(findPreset(v), s); })
+        .value("--device", "auto|cpu|cuda[:N]|balanced", "where to run (balanced: weights spread over the GPUs)", text(s.plan.device))
+        .value("--max-memory", "DEV=GB[,DEV=GB]", "balanced: weights each GPU may hold, e.g. cuda:0=8,cuda:1=4",
+               [this](const std::string& v) { s.plan.maxMemory = parseMaxMemory(v); })
+        .choice("--precision", {"fp32", "fp16", "bf16"}, "all three networks",
+                [this](const std::string& v) { from_json(nlohmann::json{{"precision", v}}, s.plan); })
+        .choice("--attention", {"sdpa", "sdpa-math", "sliced", "chunked"}, "the attention kernel",
+                [this](const std::string& v) { from_json(nlohmann::json{{"attention", v}}, s.plan); })
+        .choice("--vae", {"sliced", "tiled", "sliced+tiled"}, "VAE decoding in slices and/or tiles",
+                [this](const std::string& v) {
+                    if (v == "sliced") s.plan.vaeSlicing = true;
+                    else if (v == "tiled") s.plan.vaeTiling = true;
+                    else if (v == "sliced+tiled") s.plan.vaeSlicing = s.plan.vaeTiling = true;
+                    else throw std::invalid_argument("--vae expects sliced, tiled or sliced+tiled");
+                })
+        .value("--threads", "N", "CPU threads (0, the default: they follow the load; docs/cli.md)",
+               [this](const std::string& v) { s.plan.threads = toInt("--threads", v); })
+        .value("--plan", "JSON", "the whole memory plan as JSON",
+               [this](const std::string& v) { s.plan = nlohmann::json::parse(v).get<memory::MemoryPlan>(); })
+        .section("LoRA (docs/lora.md)")
+        .value("--lora", "NAME[:W[:UNET_W]]", "apply a LoRA (repeatable; or <lora:name:w> in the prompt)",
+               [this](const std::string& v) { s.loras.push_back(parseLoraFlag(v)); }, Complete::File)
+        .value("--lora-dir", "DIR", "where LoRAs are found by name (repeatable; also DD_LORA_PATH)", add(loraFolders), Complete::Folder)
+        .choice("--lora-mode", {"merge", "side"}, "merged into the weights, or a side path", text(s.loraMode))
+        .section("SDXL refiner (docs/refiner.md)")
+        .value("--refiner", "PATH|none", "the refiner model",
+               [this](const std::string& v) { s.refiner.model = v == "none" ? std::string() : v, s.refiner.hash.clear(), refinerGiven = true; },
+               Complete::File)
+        .value("--refiner-switch", "F", "fraction of the steps before the refiner takes over (0.8)", number(s.refiner.switchAt, "--refiner-switch"))
+        .value("--aesthetic-score", "X", "the refiner's aesthetic score (6)", number(s.refiner.aestheticScore, "--aesthetic-score"))
+        .value("--negative-aesthetic-score", "X", "its negative counterpart (2.5)",
+               number(s.refiner.negativeAestheticScore, "--negative-aesthetic-score"))
+        .section("ControlNet (docs/controlnet.md; the --control-* flags set the unit of the last --controlnet)")
+        .value("--controlnet", "PATH", "start a ControlNet unit (repeat for several)", control("--controlnet"), Complete::File)
+        .value("--control-image", "IMAGE", "its control image", control("--control-image"), Complete::File)
+        .choice("--control-preprocessor", {"none", "canny", "scribble", "blur"}, "made from the image first", control("--control-preprocessor"))
+        .value("--control-weight", "W", "conditioning scale", control("--control-weight"))
+        .value("--control-start", "F", "first fraction of the steps it acts on", control("--control-start"))
+        .value("--control-end", "F", "last fraction of the steps it acts on", control("--control-end"))
+        .value("--control-thresholds", "A[,B]", "the preprocessor's thresholds", control("--control-thresholds"))
+        .choice("--control-resize", {"Crop and Resize", "Just Resize", "Resize and Fill"}, "how the image is fitted",
+                control("--control-resize"))
+        .value("--controlnet-dir", "DIR", "where ControlNets restored by --from are found", control("--controlnet-dir"), Complete::Folder);
+    return t;
+}
+
+void Generate::restoreFrom(const std::string& file) {
+    from = file;
+    restored = settings::restoreFromFile(file);
+    s = restored.settings;
+    modelGiven = initGiven = refinerGiven = false;
+}
+
+// --from: the model by hash / name (unless --model), the init image only inside the output folder.
+void Generate::resolveRestored(const std::string& outFolder) {
+    if (from.empty()) return;
+    const auto& r = restored;
+    const std::string fromFolder = fs::path(from).parent_path().empty() ? "." : fs::path(from).parent_path().string();
+    if (!modelGiven) {
+        std::vector<std::string> folders = modelFolders;
+        if (folders.empty() && !r.modelName.empty() && r.modelName.rfind("demo:", 0) != 0) folders.push_back(fromFolder);
+        s.model = settings::resolveRestoredModel(r.modelName, r.modelHash, folders);
+    }
+    if (!refinerGiven && s.refiner.enabled()) {  // looked up like the model (docs/refiner.md)
+        std::vector<std::string> folders = modelFolders;
+        if (folders.empty()) folders.push_back(fromFolder);
+        s.refiner.model = settings::resolveRestoredRefiner(s.refiner.model, s.refiner.hash, folders);
+    }
+    if (!initGiven && !s.initImage.empty()) {
+        const auto inside = settings::resolveInsideFolder(outFolder, s.initImage);
+        if (!inside)
+            throw std::invalid_argument(from + " was made from the init image '" + s.initImage + "'; put it into the output folder " +
+                                        outFolder + " or pass --init PATH");
+        s.initImage = *inside;
+    }
+    resolveRestoredControlNets(s, controlNetFolders, outFolder);
+    for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
+    if (!r.unknown.empty()) {
+        std::string keys;
+        for (const auto& [k, v] : r.unknown) keys += (keys.empty() ? "" : ", ") + k;
+        std::cerr << "note: " << from << ": not used: " << keys << "\n";
+    }
+}
+
+// No model named: the built-in one, at its own size and guidance scale unless given (as the app does).
+void Generate::useBuiltInModelIfNone() {
+    if (!s.model.empty()) return;
+    const auto builtin = installedEmbeddedModel();
+    if (builtin.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
+    s.model = builtin.string();
+    if (!sizeGiven) s.width = s.height = kEmbeddedModel.size;
+    if (!cfgGiven) s.cfgScale = kEmbeddedModel.cfgScale;
+}
+
+int Generate::run() {
+    if (out.empty() && !dryRun) throw std::invalid_argument("--out DIR (or FILE.png / .jpg / .webp) is required");
+    const bool toFile = hasImageExtension(out) && !fs::is_directory(out);
+    const std::string folder = toFile ? (fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path().string())
+                                      : out.empty() ? "." : out;
+    if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
+    resolveRestored(folder);
+    useBuiltInModelIfNone();
+    const auto& names = sched::schedulerNames();
+    if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw std::invalid_argument("unknown sampler '" + s.sampler + "' (known: " + list + ")");
+    }
+    settings::validate(s);
+    if (s.model != pipeline::kDemoModel && !fs::exists(s.model)) throw io::ModelFileError(s.model, "no such file or folder");
+    if (s.refiner.enabled() && !fs::exists(s.refiner.model)) throw io::ModelFileError(s.refiner.model, "no such file or folder (--refiner)");
+    const auto fileFormat = imaging::exportFormatFromName(!format.empty() ? format : toFile ? fs::path(out).extension().string() : std::string("png"));
+    settings::expandFileName(nameTemplate, {});  // a bad template fails before the run, not after it
+    if (toFile && s.batchSize == 1 && fs::exists(out)) throw std::invalid_argument(out + ": already exists (never overwritten)");
+
+    warnIfTooBig(s, loraFolders);
+    if (dryRun) return 0;
+    std::optional<pipeline::Image> init;
+    if (!s.initImage.empty()) init = imaging::readImage(s.initImage);
+    pipeline::Engine engine;
+    engine.setLoraFolders(loraFolders);
+    pipeline::CancelToken cancel;
+    ProgressBar progress;
+    const auto start = std::chrono::steady_clock::now();
+    const auto controlImages = imaging::prepareControlImages(s);
+    const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr, controlImages);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    for (std::size_t i = 0; i < result.images.size(); ++i) {
+        const auto sc = imaging::sidecarFor(result, int(i), wall, pricePerHour, DD_VERSION);
+        imaging::ExportedFile f;
+        if (toFile) {
+            fs::path p(out);
+            if (result.images.size() > 1) p = p.parent_path() / (p.stem().string() + "-" + std::to_string(i + 1) + p.extension().string());
+            f = imaging::exportImageAs(p.string(), fileFormat, quality, result.images[i], sc, result.modelName, sidecar);
+        } else {
+            imaging::ExportRequest req;
+            req.folder = folder;
+            req.nameTemplate = nameTemplate;
+            req.format = fileFormat;
+            req.quality = quality;
+            req.sidecar = sidecar;
+            f = imaging::exportImage(req, result.images[i], sc, result.modelName);
+        }
+        std::cout << f.image << "\n";
+    }
+    for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+    double steps = 0;
+    for (double t : result.timings.stepSeconds) steps += t;
+    std::cerr << "load " << result.timings.loadSeconds << " s, encode " << result.timings.encodeSeconds << " s, "
+              << result.timings.stepSeconds.size() << " steps " << steps << " s, decode " << result.timings.decodeSeconds << " s\n";
+    return 0;
+}
+
+} // namespace
+
+std::unique_ptr<Command> makeGenerateCommand() { return std::make_unique<Generate>(); }
+
+} // namespace dd::cli

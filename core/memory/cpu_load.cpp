@@ -1,0 +1,81 @@
+#include "core/memory/cpu_load.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <thread>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
+
+namespace dd::memory {
+namespace {
+
+// "procs_running" in /proc/stat: the tasks (threads) on all run queues at this instant, this process' included.
+int runnableThreadsSystemWide() {
+    std::ifstream in("/proc/stat");
+    for (std::string key; in >> key;) {
+        if (key == "procs_running") {
+            int n = -1;
+            in >> n;
+            return n;
+        }
+        in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    }
+    return -1;
+}
+
+// This process' threads in state R (running or runnable): the one sampling, OpenMP workers still spinning...
+int ownRunnableThreads() {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        std::ifstream in(task.path() / "stat");
+        std::string stat;
+        std::getline(in, stat);
+        const auto close = stat.rfind(')');  // "tid (name) S ...": the name may hold spaces and parentheses
+        if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'R') ++n;
+    }
+    return n;
+}
+
+} // namespace
+
+int usableCpus() {
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int otherRunnableThreads() {
+    const int all = runnableThreadsSystemWide();
+    if (all < 0) return -1;
+    return std::max(0, all - ownRunnableThreads());
+}
+
+int threadsForFreeCores(int most, int cpus, int others) {
+    if (others < 0) return std::max(1, most);
+    return std::clamp(cpus - others, 1, std::max(1, most));
+}
+
+FreeCores::FreeCores(int most, std::chrono::milliseconds interval) : m_most(most), m_cpus(usableCpus()), m_interval(interval) {}
+
+int FreeCores::threads() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - m_last >= m_interval) {
+        m_samples[m_next] = otherRunnableThreads();
+        m_next = (m_next + 1) % 3;
+        m_last = now;
+    }
+    int least = std::numeric_limits<int>::max();
+    for (int s : m_samples)
+        if (s >= 0) least = std::min(least, s);
+    return threadsForFreeCores(m_most, m_cpus, least == std::numeric_limits<int>::max() ? -1 : least);
+}
+
+} // namespace dd::memory
