@@ -5,6 +5,7 @@
 #include "core/io/model_error.h"
 #include "core/memory/predictor.h"
 #include "core/memory/preset_settings.h"
+#include "core/memory/shipped_presets.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/lora_search.h"
 #include "core/resources.h"
@@ -58,31 +59,14 @@ bool hasImageExtension(const std::string& path) {
     return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
 }
 
-// Presets ship in <resources>/presets (the recipe table's rows and cpu); read once per process.
-std::string shippedPresetDir() { return (resourceDir() / "presets").string(); }
-
-const std::vector<memory::Preset>& shippedPresets() {
-    static const std::vector<memory::Preset> presets = memory::loadPresets(shippedPresetDir());
-    return presets;
-}
-
 std::vector<std::string> shippedPresetNames() {
     std::vector<std::string> names;
     try {
-        for (const auto& p : shippedPresets()) names.push_back(p.name);
+        for (const auto& p : memory::shippedPresets()) names.push_back(p.name);
     } catch (const std::exception&) {
-        // no presets folder: --preset then says so when used; the table lists no choices
+        // a bad or missing presets folder: --preset says so when used; the table lists no choices
     }
     return names;
-}
-
-memory::Preset findPreset(const std::string& name) {
-    std::string known;
-    for (const auto& p : shippedPresets()) {
-        if (p.name == name) return p;
-        known += (known.empty() ? "" : ", ") + p.name;
-    }
-    throw std::invalid_argument("unknown preset '" + name + "' (in " + shippedPresetDir() + ": " + known + ")");
 }
 
 // Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
@@ -90,7 +74,7 @@ memory::Preset findPreset(const std::string& name) {
 void warnIfTooBig(const settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
     if (s.preset.empty()) return;
     try {
-        const auto preset = findPreset(s.preset);
+        const auto& preset = memory::shippedPreset(s.preset);
         memory::PredictInput in;
         in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
         in.cuda = s.plan.device.rfind("cuda", 0) == 0 || s.plan.device == "balanced" || (s.plan.device == "auto" && memory::cudaDeviceCount() > 0);
@@ -105,7 +89,7 @@ void warnIfTooBig(const settings::GenerationSettings& s, const std::vector<std::
         for (const auto& c : s.controlnets) controlNets.push_back(c.model);
         in.controlNetParams = memory::controlNetParameters(controlNets);
         const auto prediction = memory::predict(memory::modelShapeOf(s.model), in);
-        const auto fit = memory::fits(prediction, preset.budgetBytes, &shippedPresets());
+        const auto fit = memory::fits(prediction, preset.budgetBytes, &memory::shippedPresets());
         std::cerr << "predicted peak " << memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
                   << "), preset " << preset.name << " budget " << memory::formatGb(preset.budgetBytes) << "\n";
         if (!fit.fits) std::cerr << "warning: " << fit.message << "\n";
@@ -196,7 +180,7 @@ OptionTable Generate::options() {
         .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = int64_t(toNumber("--seed", v)); })
         .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
-        .choice("--sampler", sched::schedulerNames(), "the sampler",
+        .choice("--sampler", settings::samplerNames(), "the sampler",
                 [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768",
                [this](const std::string& v) {
@@ -226,7 +210,7 @@ OptionTable Generate::options() {
         .value("--price-per-hour", "X", "what the machine costs, for the sidecar's cost per image", number(pricePerHour, "--price-per-hour"))
         .section("memory (docs/memory.md)")
         .choice("--preset", shippedPresetNames(), "the VRAM recipe; warns when the predicted peak exceeds its budget",
-                [this](const std::string& v) { memory::applyPreset(findPreset(v), s); })
+                [this](const std::string& v) { memory::applyPreset(memory::shippedPreset(v), s); })
         .value("--device", "auto|cpu|cuda[:N]|balanced", "where to run (balanced: weights spread over the GPUs)", text(s.plan.device))
         .value("--max-memory", "DEV=GB[,DEV=GB]", "balanced: weights each GPU may hold, e.g. cuda:0=8,cuda:1=4",
                [this](const std::string& v) { s.plan.maxMemory = parseMaxMemory(v); })
@@ -328,7 +312,7 @@ int Generate::run() {
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(folder);
     useBuiltInModelIfNone();
-    const auto& names = sched::schedulerNames();
+    const auto& names = settings::samplerNames();
     if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -6,7 +6,7 @@
 #include "core/memory/device_cap.h"
 #include "core/memory/preset_settings.h"
 #include "core/pipeline/engine.h"
-#include "core/resources.h"
+#include "core/memory/shipped_presets.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -62,9 +62,7 @@ int main(int argc, char** argv) {
     if (label.empty()) label = model;
     std::string row = "| " + presetName + " | " + label + " | ";
     try {
-        const auto presets = memory::loadPresets((resourceDir() / memory::kPresetSubdir).string());
-        const auto it = std::find_if(presets.begin(), presets.end(), [&](const auto& p) { return p.name == presetName; });
-        if (it == presets.end()) throw std::invalid_argument("unknown preset " + presetName);
+        const auto it = &memory::shippedPreset(presetName);
         settings::GenerationSettings s;
         memory::applyPreset(*it, s);
         s.model = model;

@@ -93,8 +93,7 @@ void MainWindow::chooseAbSetting() {
         const std::string path = field->currentData().toString().toStdString();
         for (const auto& f : compare::abFields())
             if (f.path == path) {
-                const auto& choices = path == "sampler" ? sched::schedulerNames() : f.choices;
-                for (const auto& c : choices) value->addItem(QString::fromStdString(c));
+                for (const auto& c : f.choices) value->addItem(QString::fromStdString(c));
             }
     };
     connect(field, qOverload<int>(&QComboBox::currentIndexChanged), &dialog, fillChoices);

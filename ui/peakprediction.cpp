@@ -1,7 +1,7 @@
 #include "ui/peakprediction.h"
 
 #include "core/memory/predictor.h"
-#include "ui/presetstore.h"
+#include "core/memory/shipped_presets.h"
 
 #include <QHash>
 #include <QMutex>
@@ -86,8 +86,7 @@ PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda, con
         const auto& stage = out.stage == "load" ? p.load : out.stage == "encode" ? p.encode : out.stage == "decode" ? p.decode : p.denoise;
         out.detail = QString::fromStdString(stage.peakAt);
         if (budgetBytes > 0) {
-            static const std::vector<memory::Preset> shipped = memory::loadPresets(shippedPresetDir().toStdString());
-            const auto fit = memory::fits(p, budgetBytes, &shipped);
+            const auto fit = memory::fits(p, budgetBytes, &memory::shippedPresets());
             out.fits = fit.fits;
             out.advice = QString::fromStdString(fit.message);
         }

@@ -1,7 +1,7 @@
 #include "ui/presetstore.h"
 
 #include "core/memory/memory_probe.h"
-#include "core/resources.h"
+#include "core/memory/shipped_presets.h"
 
 #include <QDir>
 #include <QRegularExpression>
@@ -9,7 +9,7 @@
 
 namespace dd::ui {
 
-QString shippedPresetDir() { return QString::fromStdString((resourceDir() / "presets").string()); }
+QString shippedPresetDir() { return QString::fromStdString(memory::shippedPresetDir()); }
 
 QString customPresetDir() {
     return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral("/presets");

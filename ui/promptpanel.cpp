@@ -91,7 +91,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
 
     m_sampler = new QComboBox(this);
     m_sampler->setObjectName("sampler");
-    for (const auto& name : sched::schedulerNames()) m_sampler->addItem(QString::fromStdString(name));
+    for (const auto& name : settings::samplerNames()) m_sampler->addItem(QString::fromStdString(name));
     // Scheduler settings over the model's configuration: a single file cannot say whether an SD 2.x model
     // predicts ε or v, and A1111 users expect "leading" spacing where diffusers' samplers default to others.
     m_predictionType = choice("predictionType", {{tr("Model's prediction"), ""}, {tr("ε (epsilon)"), "epsilon"},

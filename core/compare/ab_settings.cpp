@@ -95,7 +95,7 @@ AbPair abPreset(const settings::GenerationSettings& base, const memory::Preset& 
 
 const std::vector<AbField>& abFields() {
     static const std::vector<AbField> fields = {
-        {"sampler", "Sampler", {}},
+        {"sampler", "Sampler", settings::samplerNames()},
         {"schedule_type", "Schedule type", {"", "Karras", "Exponential", "SGM Uniform"}},
         {"cfg_scale", "CFG scale", {}},
         {"steps", "Steps", {}},

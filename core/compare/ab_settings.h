@@ -33,7 +33,6 @@ AbPair abSettingFromText(const settings::GenerationSettings& base, const std::st
 AbPair abPreset(const settings::GenerationSettings& base, const memory::Preset& preset);
 
 // The fields the "A/B setting" action offers, for menus. `choices` empty: a number the user types.
-// The sampler's choices are left empty here (the engine's sched::schedulerNames() lists them).
 struct AbField {
     std::string path;
     std::string label;

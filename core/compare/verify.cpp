@@ -42,10 +42,11 @@ VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const pi
         for (size_t i = 0; i < first.images.size(); ++i) expected.push_back({int(i), first.images[i]});
         if (!environment) environment = first.environment;
     }
-    // A determinism-mode run without its own thread count used its machine's default; the rerun pins the
-    // recorded count, so that a machine with another core count can still reproduce it bit for bit.
+    // A run without its own thread count used its machine's default (determinism mode) or followed the load
+    // (outside it); the rerun pins the recorded count, so that another machine, or a busier one, can still
+    // reproduce it bit for bit (outside determinism mode: if the count stayed put during the recorded run).
     settings::GenerationSettings rerun = recorded.settings;
-    if (rerun.deterministic && rerun.plan.threads <= 0 && environment && environment->threads > 0)
+    if (rerun.plan.threads <= 0 && environment && environment->threads > 0)
         rerun.plan.threads = environment->threads;
     report.rerun = engine.generate(rerun, cancel, observer, initImage);
     report.identical = true;

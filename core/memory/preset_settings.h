@@ -7,7 +7,4 @@ namespace dd::memory {
 
 void applyPreset(const Preset& preset, settings::GenerationSettings& s);
 
-// The preset's files live under <resource dir>/presets (resources/presets in the source tree).
-inline constexpr const char* kPresetSubdir = "presets";
-
 } // namespace dd::memory

@@ -12,6 +12,7 @@
 #include "core/memory/memory_probe.h"
 #include "core/memory/oom_retry.h"
 #include "core/memory/release_memory.h"
+#include "core/memory/shipped_presets.h"
 #include "core/nn/clip_text.h"
 #include "core/nn/load_weights.h"
 #include "core/pipeline/balanced_placement.h"
@@ -404,7 +405,7 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
     memory::RetryContext retry;  // the model's part is filled in once it is loaded
     retry.computeIsCpu = device.is_cpu();
     retry.batch = s.batchSize;
-    retry.presets = m_hooks.presets ? m_hooks.presets : &shippedPresets();
+    retry.presets = m_hooks.presets ? m_hooks.presets : &memory::shippedPresets();
     auto attempt = [&](memory::Stage stage, auto&& body, auto&& applyPlan) {
         const std::string name = memory::stageName(stage);
         for (;;) {

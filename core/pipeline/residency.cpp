@@ -2,7 +2,6 @@
 
 #include "core/memory/memory_probe.h"
 #include "core/memory/predictor.h"
-#include "core/resources.h"
 
 #include <torch/torch.h>
 
@@ -102,11 +101,6 @@ void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan
 void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dtype, bool channelsLast) {
     if (auto* o = r.of(&net)) o->setComputeDtype(dtype);
     else placeNetwork(net, net.parameters().front().device(), dtype, channelsLast);  // where it lives
-}
-
-const std::vector<memory::Preset>& shippedPresets() {
-    static const std::vector<memory::Preset> presets = memory::loadPresets((resourceDir() / "presets").string());
-    return presets;
 }
 
 // The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.

@@ -58,9 +58,6 @@ void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan
 // on the device it lives on.
 void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dtype, bool channelsLast);
 
-// resources/presets/*.json, loaded once.
-const std::vector<memory::Preset>& shippedPresets();
-
 // The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
 std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
                                const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,

@@ -1,6 +1,8 @@
-// A1111 sampler names → diffusers scheduler classes and options, as diffusers documents the mapping and its
+// A1111 sampler names (settings::samplerNames, the one list) → diffusers scheduler classes and options, as diffusers documents the mapping and its
 // users write it: XScheduler.from_config(pipe.scheduler.config, **options).
 #include "core/sched/schedulers.h"
+
+#include "core/settings/generation_settings.h"
 
 #include <functional>
 #include <stdexcept>
@@ -35,15 +37,6 @@ const std::vector<Entry>& entries() {
 
 } // namespace
 
-const std::vector<std::string>& schedulerNames() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> n;
-        for (const auto& e : entries()) n.push_back(e.name);
-        return n;
-    }();
-    return names;
-}
-
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
                                          const nlohmann::json& overrides) {
     for (const auto& e : entries()) {
@@ -55,7 +48,7 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nloh
         return e.make(config);
     }
     std::string valid;
-    for (const auto& n : schedulerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
+    for (const auto& n : settings::samplerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
     throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
 }
 

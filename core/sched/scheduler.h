@@ -85,7 +85,6 @@ protected:
 
 // The sampler names users know from A1111 ("Euler", "Euler a", "DDIM", "PLMS", "DPM++ 2M",
 // "DPM++ 2M Karras", "DPM++ 2M SDE", "Heun", "LMS", "UniPC", "LCM").
-const std::vector<std::string>& schedulerNames();
 
 // Builds the scheduler a diffusers user gets from XScheduler.from_config(pipe.scheduler.config, **options):
 // keys of the pipeline's scheduler_config.json that the class accepts are taken, the rest keep the class

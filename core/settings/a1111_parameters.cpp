@@ -170,12 +170,6 @@ std::vector<std::string> splitLines(std::string_view s) {
 
 } // namespace
 
-const std::vector<std::string>& a1111SamplerNames() {
-    static const std::vector<std::string> names{"Euler",        "Euler a", "DDIM", "PLMS", "DPM++ 2M", "DPM++ 2M Karras",
-                                                "DPM++ 2M SDE", "Heun",    "LMS",  "UniPC", "LCM"};
-    return names;
-}
-
 std::pair<std::string, std::string> splitSamplerSchedule(std::string_view sampler) {
     std::string name(sampler);
     std::string schedule;
@@ -211,7 +205,7 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
     }
     if (label == "Automatic" || label.empty()) label = explicitAutomatic ? std::string(a1111DefaultSchedule(base)) : "";
     if (label == "Uniform") label.clear();  // the k-diffusion default discretisation: what our samplers do unasked
-    const auto& known = a1111SamplerNames();
+    const auto& known = samplerNames();
     const std::string combined = label.empty() ? base : base + " " + label;
     if (std::find(known.begin(), known.end(), combined) != known.end()) {
         info.settings.sampler = combined;

@@ -46,8 +46,6 @@ std::string writeA1111Parameters(const GenerationSettings& settings, const A1111
 // returned in order in `unknown`. Throws MetadataError only for text over the size cap or invalid UTF-8.
 GenerationInfo parseA1111Parameters(std::string_view text);
 
-// The sampler names DiffusionDesk runs ("Euler a", "DPM++ 2M Karras", ...), as the A1111 UI spells them.
-const std::vector<std::string>& a1111SamplerNames();
 
 // Splits an A1111 sampler label into sampler and schedule the way A1111 reads old infotexts:
 // "DPM++ 2M Karras" -> {"DPM++ 2M", "Karras"}; "Euler a" -> {"Euler a", ""}.

@@ -112,6 +112,12 @@ void validate(const GenerationSettings& s) {
 
 bool isPredictionType(const std::string& v) { return v == "epsilon" || v == "v_prediction"; }
 
+const std::vector<std::string>& samplerNames() {
+    static const std::vector<std::string> names{"Euler",        "Euler a", "DDIM", "PLMS", "DPM++ 2M", "DPM++ 2M Karras",
+                                                "DPM++ 2M SDE", "Heun",    "LMS",  "UniPC", "LCM"};
+    return names;
+}
+
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
 
 nlohmann::json schedulerOverrides(const GenerationSettings& s) {

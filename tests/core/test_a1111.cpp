@@ -222,7 +222,7 @@ private slots:
 
     void roundTripsEveryWrittenField() {
         std::vector<std::pair<std::string, std::string>> samplers;
-        for (const auto& n : a1111SamplerNames()) samplers.emplace_back(n, "");
+        for (const auto& n : samplerNames()) samplers.emplace_back(n, "");
         samplers.insert(samplers.end(), {{"Euler", "Karras"}, {"Euler a", "Exponential"}, {"DPM++ 2M SDE", "Karras"},
                                          {"Heun", "SGM Uniform"}});
         for (const auto& [sampler, schedule] : samplers) {

@@ -4,6 +4,7 @@
 #include "core/io/safetensors.h"
 #include "core/memory/memory_probe.h"
 #include "core/sched/schedulers.h"
+#include "core/settings/generation_settings.h"
 #include "tests/common/test_program.h"
 
 // torch before Qt: Qt's `slots` macro breaks torch/csrc/jit headers.
@@ -231,9 +232,9 @@ private slots:
         } catch (const std::invalid_argument& e) {
             const QString msg = e.what();
             QVERIFY(msg.contains("Euler b"));
-            for (const auto& n : schedulerNames()) QVERIFY2(msg.contains(QString::fromStdString("\"" + n + "\"")), e.what());
+            for (const auto& n : dd::settings::samplerNames()) QVERIFY2(msg.contains(QString::fromStdString("\"" + n + "\"")), e.what());
         }
-        QCOMPARE(schedulerNames().size(), size_t(11));
+        QCOMPARE(dd::settings::samplerNames().size(), size_t(11));
     }
 
     void unsupportedConfigIsRefused() {
@@ -248,7 +249,7 @@ private slots:
     void onDevice() {
         if (dd::memory::cudaDeviceCount() == 0) QSKIP("no CUDA device");  // loads CUDA's backend where a driver is
         const nlohmann::json sd1 = readJson(kDir / "ddim.json")["config"];
-        for (const auto& name : schedulerNames()) {
+        for (const auto& name : dd::settings::samplerNames()) {
             auto run = [&](c10::Device device) {
                 auto s = makeScheduler(name, sd1);
                 s->setTimesteps(8, device);

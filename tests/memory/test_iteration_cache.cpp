@@ -24,6 +24,7 @@ const fs::path kSd1 = fs::path(DD_FIXTURES_DIR) / "pipeline" / "tiny-sd1-e2e";
 settings::GenerationSettings base() {
     settings::GenerationSettings s;
     s.model = pipeline::kDemoModel;
+    s.plan.threads = 2;  // runs are compared bit for bit: not a count that follows the load
     s.prompt = "a (stone bridge:1.2) over a river, BREAK morning fog";
     s.negativePrompt = "lowres";
     s.seed = 7;

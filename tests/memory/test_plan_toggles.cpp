@@ -37,6 +37,7 @@ settings::GenerationSettings base() {
     s.width = s.height = 64;
     s.plan.device = "cpu";
     s.plan.winogradConv = false;  // the toggles compared here, not Winograd's rounding
+    s.plan.threads = 2;           // nor a thread count that follows the load
     return s;
 }
 
