@@ -1,6 +1,6 @@
 // diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or (first
 // start) the built-in shapes model, else the random-weight demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
-// DIR/*.png (with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
+// DIR/*.png (the preferences too; with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
 // (scripts/screenshots.sh runs it under Xvfb).
 #include "core/resources.h"
 #include "ui/dialoghooks.h"
@@ -94,6 +94,13 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
         return int(QDialog::Rejected);
     });
     window.openPresetDialog();
+    dd::ui::setDialogHandler([&](QDialog* d) {
+        d->show();
+        wait(300);
+        ok = save(d, dir, "preferences.png") && ok;
+        return int(QDialog::Rejected);
+    });
+    window.openPreferences();
     dd::ui::setDialogHandler({});
     if (!loadModel.isEmpty()) ok = loadingScreenshot(window, loadModel, dir) && ok;
     // Two runs through the queue; the main window is grabbed once while the first runs and the second waits.

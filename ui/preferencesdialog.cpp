@@ -94,7 +94,7 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     m_threads->setObjectName("threads");
     m_threads->setRange(0, 256);
     m_threads->setValue(prefs.threads);
-    m_threads->setSpecialValueText(tr("Automatic: the cores other programs leave free"));
+    m_threads->setSpecialValueText(tr("Automatic: follows the load"));
     m_threads->setToolTip(tr("CPU threads for a run whose memory plan names none. Automatic looks again between steps, "
                              "so a compile or a game started meanwhile slows the run less. Determinism mode keeps one "
                              "count for every run."));
