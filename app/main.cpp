@@ -87,21 +87,18 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     panel->setSettings(s);
     wait(1500);  // model inspected, a memory sample in, token counts drawn
     bool ok = save(&window, dir, "main-window.png");
-    dd::ui::setDialogHandler([&](QDialog* d) {
-        d->show();
-        wait(300);
-        ok = save(d, dir, "preset-dialog.png") && ok;
-        return int(QDialog::Rejected);
-    });
-    window.openPresetDialog();
-    dd::ui::setDialogHandler([&](QDialog* d) {
-        d->show();
-        wait(300);
-        ok = save(d, dir, "preferences.png") && ok;
-        return int(QDialog::Rejected);
-    });
-    window.openPreferences();
-    dd::ui::setDialogHandler({});
+    auto grabDialog = [&](const QString& name, void (dd::ui::MainWindow::*open)()) {
+        dd::ui::setDialogHandler([&](QDialog* d) {
+            d->show();
+            wait(300);
+            ok = save(d, dir, name) && ok;
+            return int(QDialog::Rejected);
+        });
+        (window.*open)();
+        dd::ui::setDialogHandler({});
+    };
+    grabDialog("preset-dialog.png", &dd::ui::MainWindow::openPresetDialog);
+    grabDialog("preferences.png", &dd::ui::MainWindow::openPreferences);
     if (!loadModel.isEmpty()) ok = loadingScreenshot(window, loadModel, dir) && ok;
     // Two runs through the queue; the main window is grabbed once while the first runs and the second waits.
     panel->findChild<QSpinBox*>("batchCount")->setValue(2);

@@ -1,6 +1,7 @@
 #include "core/memory/cpu_load.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -63,19 +64,14 @@ int threadsForFreeCores(int most, int cpus, int others) {
     return std::clamp(cpus - others, 1, std::max(1, most));
 }
 
-FreeCores::FreeCores(int most, std::chrono::milliseconds interval) : m_most(most), m_cpus(usableCpus()), m_interval(interval) {}
-
-int FreeCores::threads() {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - m_last >= m_interval) {
-        m_samples[m_next] = otherRunnableThreads();
-        m_next = (m_next + 1) % 3;
-        m_last = now;
+int threadsForFreeCoresNow(int most) {
+    int least = -1;
+    for (int i = 0; i < 3; ++i) {
+        if (i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const int others = otherRunnableThreads();
+        if (others >= 0 && (least < 0 || others < least)) least = others;
     }
-    int least = std::numeric_limits<int>::max();
-    for (int s : m_samples)
-        if (s >= 0) least = std::min(least, s);
-    return threadsForFreeCores(m_most, m_cpus, least == std::numeric_limits<int>::max() ? -1 : least);
+    return threadsForFreeCores(most, usableCpus(), least);
 }
 
 } // namespace dd::memory

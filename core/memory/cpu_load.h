@@ -3,8 +3,6 @@
 // slowest thread, and a thread whose core another program holds is slow: on a busy machine fewer threads
 // finish sooner (docs/benchmarks.md, "A busy computer"). Torch-free; elsewhere than Linux nothing is known
 // and every core counts as free.
-#include <chrono>
-
 namespace dd::memory {
 
 int usableCpus();             // CPUs this process may run on (its affinity mask)
@@ -14,19 +12,8 @@ int otherRunnableThreads();   // threads of other processes on a run queue now; 
 // cores, at least 1 and at most `most`.
 int threadsForFreeCores(int most, int cpus, int others);
 
-// Sampled between steps: at most one sample per `interval`; the answer is for the least load among the last
-// three samples, so a blip (a short command) takes no thread away while load that went gives threads back at once.
-class FreeCores {
-public:
-    explicit FreeCores(int most, std::chrono::milliseconds interval = std::chrono::milliseconds(100));
-    int threads();  // samples when due
-
-private:
-    int m_most, m_cpus;
-    std::chrono::milliseconds m_interval;
-    std::chrono::steady_clock::time_point m_last{};
-    int m_samples[3] = {-1, -1, -1};
-    int m_next = 0;
-};
+// threadsForFreeCores for the load now: the least of three samples a millisecond apart, so that a blip (a short
+// command) takes no thread away.
+int threadsForFreeCoresNow(int most);
 
 } // namespace dd::memory

@@ -1,5 +1,7 @@
 #include "core/memory/determinism.h"
 
+#include "core/memory/cpu_load.h"
+
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
@@ -44,15 +46,11 @@ DeterminismGuard::~DeterminismGuard() {
 
 int DeterminismGuard::threads() const { return at::get_num_threads(); }
 
-LoadAwareThreads::LoadAwareThreads(bool active) {
-    if (!active) return;
-    m_startup = DeterminismGuard::startupThreadCount();
-    m_free.emplace(m_startup);
-}
-
-void LoadAwareThreads::afterStep(double stepSeconds) {
-    if (!m_free) return;
-    const int want = stepSeconds < kShortStepSeconds ? m_free->threads() : m_startup;
+void LoadAwareThreads::beforeSteps(double stepWork) {
+    if (!m_active || m_chosen) return;
+    m_chosen = true;
+    if (stepWork >= kSmallStepWork) return;
+    const int want = threadsForFreeCoresNow(DeterminismGuard::startupThreadCount());
     if (want != at::get_num_threads()) at::set_num_threads(want);
 }
 

@@ -2,10 +2,6 @@
 // Determinism mode for the duration of one run (issue 8): deterministic algorithms, no cuDNN autotuning,
 // no TF32 (cuBLAS, cuDNN), a fixed intra-op thread count. Torch's switches are process-global, so the
 // guard saves them and puts them back when the run ends, whichever way it ends.
-#include "core/memory/cpu_load.h"
-
-#include <optional>
-
 namespace dd::memory {
 
 class DeterminismGuard {
@@ -28,22 +24,27 @@ private:
     int m_threads;
 };
 
-// With no thread count in the plan, outside determinism mode, the thread count follows the load between steps.
-// Short steps are dominated by the team's barriers, where one thread that lost its core to another program
-// stalls the rest: they run on the cores other programs leave free. Long steps are dominated by arithmetic,
-// where each thread is a share of the CPU the kernel hands out: they keep the start-up count (and spin only
-// briefly while they wait: app/openmp_waiting.cpp). Measured in docs/benchmarks.md, "A busy computer". Made
-// after the run's DeterminismGuard, which puts torch's count back when the run ends.
+// With no thread count in the plan, outside determinism mode, a run's denoising and decoding take a thread
+// count chosen for the load once, before the first step, and kept to the end (the sidecar records it; a rerun
+// that pins it reproduces the run to the bit). Small steps are dominated by the team's barriers, where one
+// thread that lost its core to another program stalls the rest: they run on the cores other programs leave
+// free. Big steps are dominated by arithmetic, where each thread is a share of the CPU the kernel hands out:
+// they keep the start-up count (and spin only briefly while they wait: app/openmp_waiting.cpp). Measured in
+// docs/benchmarks.md, "A busy computer". Made after the run's DeterminismGuard, which puts torch's count back
+// when the run ends.
 class LoadAwareThreads {
 public:
-    static constexpr double kShortStepSeconds = 0.2;
+    // A step's work in UNet parameters x latent positions x UNet batch rows. Below it a step is small: the
+    // built-in model's 128 px step is 5e8 (8 ms on 2 cores), SD 1.5's 512 px step with CFG 7e12 (9.5 s);
+    // SD 1.5 at 64 px is 1.1e11.
+    static constexpr double kSmallStepWork = 1e11;
 
-    explicit LoadAwareThreads(bool active);
-    void afterStep(double stepSeconds);
+    explicit LoadAwareThreads(bool active) : m_active(active) {}
+    void beforeSteps(double stepWork);  // once a run; later calls keep the first choice
 
 private:
-    std::optional<FreeCores> m_free;
-    int m_startup = 0;
+    bool m_active;
+    bool m_chosen = false;
 };
 
 } // namespace dd::memory

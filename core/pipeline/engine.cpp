@@ -39,6 +39,12 @@
 namespace dd::pipeline {
 namespace {
 
+int64_t parameterCount(torch::nn::Module& net) {
+    int64_t n = 0;
+    for (const auto& p : net.parameters()) n += p.numel();
+    return n;
+}
+
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -615,7 +621,6 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             }
             latents = sch.step(pred, i, latents, noise);
             result.timings.stepSeconds.push_back(secondsSince(tStep));
-            loadAwareThreads.afterStep(result.timings.stepSeconds.back());
             meter.sample("denoise");
             if (observer) {
                 const int step = done + int(i - from + 1);
@@ -676,6 +681,8 @@ GenerationResult Engine::run(const settings::GenerationSettings& s, const Cancel
             latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
         }
         result.timings.stepSeconds.clear();
+        loadAwareThreads.beforeSteps(double(parameterCount(*m.unet)) * double(latentShape[2] * latentShape[3]) *
+                                     double(latentShape[0]) * (cfg ? 2.0 : 1.0));
         const int64_t total = scheduler->timesteps().size(0);
         // ControlNet guidance fractions count over the base's whole schedule even when the refiner takes over at
         // the switch (diffusers computes controlnet_keep before cutting the timesteps at denoising_end).

