@@ -1,5 +1,7 @@
 #include "app/cli_control.h"
 
+#include "app/cli_options.h"
+
 #include "core/settings/restore.h"
 
 #include <filesystem>
@@ -8,20 +10,6 @@
 namespace fs = std::filesystem;
 
 namespace dd::cli {
-namespace {
-
-double number(const std::string& flag, const std::string& v) {
-    try {
-        size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used == v.size()) return d;
-    } catch (const std::exception&) {
-    }
-    throw std::invalid_argument(flag + " expects a number, got '" + v + "'");
-}
-
-} // namespace
-
 bool applyControlFlag(const std::string& flag, const std::string& v, settings::GenerationSettings& s,
                       std::vector<std::string>& folders) {
     if (flag == "--controlnet") {
@@ -39,14 +27,14 @@ bool applyControlFlag(const std::string& flag, const std::string& v, settings::G
     auto& c = s.controlnets.back();
     if (flag == "--control-image") c.image = v;
     else if (flag == "--control-preprocessor") c.preprocessor = v;
-    else if (flag == "--control-weight") c.weight = number(flag, v);
-    else if (flag == "--control-start") c.guidanceStart = number(flag, v);
-    else if (flag == "--control-end") c.guidanceEnd = number(flag, v);
+    else if (flag == "--control-weight") c.weight = toNumber(flag, v);
+    else if (flag == "--control-start") c.guidanceStart = toNumber(flag, v);
+    else if (flag == "--control-end") c.guidanceEnd = toNumber(flag, v);
     else if (flag == "--control-resize") c.resizeMode = v;
     else if (flag == "--control-thresholds") {
         const auto comma = v.find(',');
-        c.thresholdA = number(flag, v.substr(0, comma));
-        if (comma != std::string::npos) c.thresholdB = number(flag, v.substr(comma + 1));
+        c.thresholdA = toNumber(flag, v.substr(0, comma));
+        if (comma != std::string::npos) c.thresholdB = toNumber(flag, v.substr(comma + 1));
     } else {
         throw std::invalid_argument("unknown flag " + flag);
     }
