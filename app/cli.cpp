@@ -2,7 +2,7 @@
 // stderr and a non-zero exit code; `COMMAND --help` prints that command's options from the table that parses them.
 #include "app/cli_commands.h"
 
-#include "core/io/model_error.h"
+#include "core/api/errors.h"
 #include "core/memory/release_memory.h"
 
 #include <torch/version.h>
@@ -65,14 +65,12 @@ int main(int argc, char** argv) {
     }
     try {
         return runCommand(args);
-    } catch (const dd::io::ModelFileError& e) {
-        std::cerr << "error: " << e.what() << "\n";
     } catch (const std::invalid_argument& e) {
         bool known = false;
         for (const auto& c : dd::cli::commands()) known = known || args[0] == c.name;
         std::cerr << "error: " << e.what() << " (see diffusiondesk-cli " << (known ? args[0] + " " : "") << "--help)\n";
     } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << dd::api::failureMessage(e) << "\n";
     }
     return 1;
 }

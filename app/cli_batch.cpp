@@ -51,10 +51,10 @@ struct LineJob {
 };
 
 // The settings a job line asks for: a sidecar (model found by hash) or a settings object (model path as given).
-settings::GenerationSettings settingsOf(const std::string& text, const BatchOptions& o) {
+api::GenerationSettings settingsOf(const std::string& text, const BatchOptions& o) {
     const json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw std::invalid_argument("not a JSON object");
-    settings::GenerationSettings s;
+    api::GenerationSettings s;
     if (j.contains("schema")) {
         const settings::Sidecar sc = settings::readSidecar(text);
         s = sc.settings;
@@ -74,7 +74,7 @@ settings::GenerationSettings settingsOf(const std::string& text, const BatchOpti
     }
     if (!o.model.empty()) s.model = o.model;
     if (s.model.empty()) throw std::invalid_argument("no model (give \"model\" in the line or --model)");
-    settings::validate(s);
+    api::validate(s);
     return s;
 }
 
@@ -144,12 +144,12 @@ int Batch::run() {
     for (const auto& w : q.warnings()) std::cerr << "note: " << w << "\n";
 
     pipeline::Engine engine;
-    pipeline::CancelToken cancel;
+    api::CancelToken cancel;
     int made = 0, skipped = 0, failed = 0;
     for (const auto& lj : mine) {
         const std::string id = "line-" + std::to_string(lj.line);
         const std::string where = o.jobsFile + ":" + std::to_string(lj.line);
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         std::string base;
         try {
             s = settingsOf(lj.text, o);
@@ -162,8 +162,8 @@ int Batch::run() {
             base = settings::expandFileName(o.nameTemplate, f);
         } catch (const std::exception& e) {
             if (!q.find(id)) q.enqueue(id, json(lj.text), "");
-            if (q.find(id)->state != queue::JobState::Failed) q.fail(id, e.what());
-            std::cerr << "error: " << where << ": " << e.what() << "\n";
+            if (q.find(id)->state != queue::JobState::Failed) q.fail(id, api::failureMessage(e));
+            std::cerr << "error: " << where << ": " << api::failureMessage(e) << "\n";
             ++failed;
             continue;
         }
@@ -209,8 +209,8 @@ int Batch::run() {
             q.done(id, names);
             ++made;
         } catch (const std::exception& e) {
-            q.fail(id, e.what());
-            std::cerr << "error: " << where << ": " << e.what() << "\n";
+            q.fail(id, api::failureMessage(e));
+            std::cerr << "error: " << where << ": " << api::failureMessage(e) << "\n";
             ++failed;
         }
     }

@@ -7,6 +7,7 @@
 #include "core/memory/memory_probe.h"
 #include "core/memory/predictor.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/memory_prediction.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,9 +25,9 @@
 namespace dd::cli {
 namespace {
 
-using memory::Attention;
-using memory::MemoryPlan;
-using memory::Precision;
+using api::Attention;
+using api::MemoryPlan;
+using api::Precision;
 
 struct Row {
     const char* name;
@@ -55,15 +56,15 @@ const std::vector<Row>& allRows() {
         // are only in the default list with --device cuda.
         {"offload-model", "fp16, model CPU offload", [](MemoryPlan& p) {
              allFp16(p);
-             p.offload = memory::Offload::Model;
+             p.offload = api::Offload::Model;
          }},
         {"offload-sequential", "fp16, sequential CPU offload", [](MemoryPlan& p) {
              allFp16(p);
-             p.offload = memory::Offload::Sequential;
+             p.offload = api::Offload::Sequential;
          }},
         {"offload-group", "fp16, group offload (1 block per group)", [](MemoryPlan& p) {
              allFp16(p);
-             p.offload = memory::Offload::Group;
+             p.offload = api::Offload::Group;
          }},
     };
     return rows;
@@ -93,24 +94,24 @@ double median(std::vector<double> v) {
 }
 
 // Whether the engine ran what the row asked for (a toggle not wired yet must not be reported as measured).
-std::string notApplied(const MemoryPlan& plan, const pipeline::Environment& env) {
-    const std::string want = std::string("unet=") + memory::precisionName(plan.unet);
+std::string notApplied(const MemoryPlan& plan, const api::Environment& env) {
+    const std::string want = std::string("unet=") + api::precisionName(plan.unet);
     if (env.precision.find(want) == std::string::npos) return "the engine ran " + env.precision;
-    if (env.attention.rfind(memory::attentionName(plan.attention), 0) != 0) return "the engine ran attention " + env.attention;
-    if (env.offload.rfind(memory::offloadName(plan.offload), 0) != 0)  // "none, unet fp8-e4m3fn storage"
+    if (env.attention.rfind(api::attentionName(plan.attention), 0) != 0) return "the engine ran attention " + env.attention;
+    if (env.offload.rfind(api::offloadName(plan.offload), 0) != 0)  // "none, unet fp8-e4m3fn storage"
         return "the engine ran offload " + env.offload + (env.device == "CPU" ? " (nothing to offload to on the CPU)" : "");
     return "";
 }
 
 // {"load": …, "encode": …, "denoise": …, "decode": …}: one kind of peak (host RSS or CUDA allocator) per stage.
-nlohmann::json stagePeaks(const pipeline::StageMemory& m, int64_t pipeline::StagePeak::*kind) {
+nlohmann::json stagePeaks(const api::StageMemory& m, int64_t api::StagePeak::*kind) {
     return {{"load", m.load.*kind}, {"encode", m.encode.*kind}, {"denoise", m.denoise.*kind}, {"decode", m.decode.*kind}};
 }
 
 // Child: one generation with the row's plan; prints nothing, writes the row's JSON.
 int runOneRow(const Options& o) {
     const Row& row = rowNamed(o.oneRow);
-    settings::GenerationSettings s;
+    api::GenerationSettings s;
     s.model = o.model;
     s.prompt = "a lighthouse on a cliff at sunset, oil painting";
     s.steps = o.steps;
@@ -132,10 +133,10 @@ int runOneRow(const Options& o) {
     in.cfg = s.cfgScale > 1.0;
     in.cuda = o.device != "cpu";  // then the peaks compared are the GPU's (CUDA allocator), not the process RSS
     if (!in.cuda) in.baselineBytes = baseline.hostRss;
-    const auto prediction = memory::predict(memory::modelShapeOf(o.model), in);
+    const auto prediction = memory::predict(pipeline::modelShapeOf(o.model), in);
 
     pipeline::Engine engine;
-    pipeline::CancelToken cancel;
+    api::CancelToken cancel;
     const auto r = engine.generate(s, cancel, nullptr);
     const auto& t = r.timings;
     double steps = 0;
@@ -152,9 +153,9 @@ int runOneRow(const Options& o) {
         {"seconds", {{"load", t.loadSeconds}, {"encode", t.encodeSeconds}, {"steps", steps}, {"decode", t.decodeSeconds},
                      {"per_step_median", median(t.stepSeconds)},
                      {"per_image", (t.encodeSeconds + steps + t.decodeSeconds) / o.batch}}},
-        {"peak_bytes", stagePeaks(m, in.cuda ? &pipeline::StagePeak::device : &pipeline::StagePeak::host)},
+        {"peak_bytes", stagePeaks(m, in.cuda ? &api::StagePeak::device : &api::StagePeak::host)},
         {"peak_kind", in.cuda ? "cuda allocator" : "process rss"},
-        {"peak_host_bytes", stagePeaks(m, &pipeline::StagePeak::host)},
+        {"peak_host_bytes", stagePeaks(m, &api::StagePeak::host)},
         {"baseline_bytes", baseline.hostRss},
         {"predicted", prediction},
     };

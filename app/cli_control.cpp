@@ -10,10 +10,10 @@
 namespace fs = std::filesystem;
 
 namespace dd::cli {
-bool applyControlFlag(const std::string& flag, const std::string& v, settings::GenerationSettings& s,
+bool applyControlFlag(const std::string& flag, const std::string& v, api::GenerationSettings& s,
                       std::vector<std::string>& folders) {
     if (flag == "--controlnet") {
-        settings::ControlNetSetting c;
+        api::ControlNetSetting c;
         c.model = v;
         s.controlnets.push_back(c);
         return true;
@@ -36,12 +36,12 @@ bool applyControlFlag(const std::string& flag, const std::string& v, settings::G
         c.thresholdA = toNumber(flag, v.substr(0, comma));
         if (comma != std::string::npos) c.thresholdB = toNumber(flag, v.substr(comma + 1));
     } else {
-        throw std::invalid_argument("unknown flag " + flag);
+        return false;
     }
     return true;
 }
 
-void resolveRestoredControlNets(settings::GenerationSettings& s, const std::vector<std::string>& folders,
+void resolveRestoredControlNets(api::GenerationSettings& s, const std::vector<std::string>& folders,
                                 const std::string& outFolder) {
     for (auto& c : s.controlnets) {
         if (fs::exists(c.model)) continue;  // given on the command line

@@ -8,6 +8,7 @@
 #include "core/memory/shipped_presets.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/lora_search.h"
+#include "core/pipeline/memory_prediction.h"
 #include "core/resources.h"
 #include "core/sched/scheduler.h"
 #include "core/settings/file_name_template.h"
@@ -35,10 +36,10 @@ namespace dd::cli {
 namespace {
 
 // Progress on a terminal: a bar with ETA on stderr, redrawn in place; nothing when stderr is not a TTY.
-class ProgressBar : public pipeline::Observer {
+class ProgressBar : public api::Observer {
 public:
     bool wantsPreview(int, int) override { return false; }  // a terminal shows none: the engine computes none
-    void onStep(int step, int total, const pipeline::Image&) override {
+    void onStep(int step, int total, const api::Image&) override {
         if (!isatty(STDERR_FILENO)) return;
         if (step == 1) m_start = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
@@ -53,12 +54,6 @@ private:
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 
-bool hasImageExtension(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
-}
-
 std::vector<std::string> shippedPresetNames() {
     std::vector<std::string> names;
     try {
@@ -71,24 +66,11 @@ std::vector<std::string> shippedPresetNames() {
 
 // Before a long run: what it will need against the preset's budget (docs/memory.md). A warning, not a refusal:
 // the prediction is an estimate and the user may know better.
-void warnIfTooBig(const settings::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
+void warnIfTooBig(const api::GenerationSettings& s, const std::vector<std::string>& loraFolders) {
     if (s.preset.empty()) return;
     try {
         const auto& preset = memory::shippedPreset(s.preset);
-        memory::PredictInput in;
-        in.width = s.width, in.height = s.height, in.batch = s.batchSize, in.plan = s.plan, in.cfg = s.cfgScale > 1;
-        in.cuda = s.plan.device.rfind("cuda", 0) == 0 || s.plan.device == "balanced" || (s.plan.device == "auto" && memory::cudaDeviceCount() > 0);
-        std::vector<std::string> loras;
-        for (const auto& tag : text::extractExtraNetworks(s.prompt).loras) loras.push_back(pipeline::findLoraFile(tag.name, loraFolders, false));
-        for (const auto& l : s.loras)
-            if (!l.fromPrompt) loras.push_back(pipeline::findLoraFile(l.name, loraFolders, true));
-        in.loraSidePath = s.loraMode == "side";
-        in.loraBytes = memory::loraExtraBytes(loras, s.plan, in.loraSidePath);
-        if (s.refiner.enabled()) in.refinerBytes = memory::modelWeightBytes(memory::modelShapeOf(s.refiner.model), s.plan);
-        std::vector<std::string> controlNets;
-        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
-        in.controlNetParams = memory::controlNetParameters(controlNets);
-        const auto prediction = memory::predict(memory::modelShapeOf(s.model), in);
+        const auto prediction = pipeline::predictRun(s, {.loraFolders = loraFolders});
         const auto fit = memory::fits(prediction, preset.budgetBytes, &memory::shippedPresets());
         std::cerr << "predicted peak " << memory::formatGb(prediction.peak()) << " (" << prediction.peakStage()
                   << "), preset " << preset.name << " budget " << memory::formatGb(preset.budgetBytes) << "\n";
@@ -99,8 +81,8 @@ void warnIfTooBig(const settings::GenerationSettings& s, const std::vector<std::
 }
 
 // --lora NAME[:W[:UNET_W]]: trailing numbers are weights (A1111's <lora:name:te:unet> order), the rest the name.
-settings::LoraSetting parseLoraFlag(const std::string& v) {
-    settings::LoraSetting l;
+api::LoraSetting parseLoraFlag(const std::string& v) {
+    api::LoraSetting l;
     std::string name = v;
     std::vector<double> weights;
     for (int k = 0; k < 2; ++k) {
@@ -146,7 +128,7 @@ private:
     void resolveRestored(const std::string& outFolder);
     void useBuiltInModelIfNone();
 
-    settings::GenerationSettings s;
+    api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
     bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, sizeGiven = false, cfgGiven = false;
@@ -180,7 +162,7 @@ OptionTable Generate::options() {
         .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = int64_t(toNumber("--seed", v)); })
         .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
-        .choice("--sampler", settings::samplerNames(), "the sampler",
+        .choice("--sampler", api::samplerNames(), "the sampler",
                 [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768",
                [this](const std::string& v) {
@@ -228,7 +210,7 @@ OptionTable Generate::options() {
         .value("--threads", "N", "CPU threads (0, the default: they follow the load; docs/cli.md)",
                [this](const std::string& v) { s.plan.threads = toInt("--threads", v); })
         .value("--plan", "JSON", "the whole memory plan as JSON",
-               [this](const std::string& v) { s.plan = nlohmann::json::parse(v).get<memory::MemoryPlan>(); })
+               [this](const std::string& v) { s.plan = nlohmann::json::parse(v).get<api::MemoryPlan>(); })
         .section("LoRA (docs/lora.md)")
         .value("--lora", "NAME[:W[:UNET_W]]", "apply a LoRA (repeatable; or <lora:name:w> in the prompt)",
                [this](const std::string& v) { s.loras.push_back(parseLoraFlag(v)); }, Complete::File)
@@ -306,19 +288,19 @@ void Generate::useBuiltInModelIfNone() {
 
 int Generate::run() {
     if (out.empty() && !dryRun) throw std::invalid_argument("--out DIR (or FILE.png / .jpg / .webp) is required");
-    const bool toFile = hasImageExtension(out) && !fs::is_directory(out);
+    const bool toFile = imaging::hasImageExtension(out) && !fs::is_directory(out);
     const std::string folder = toFile ? (fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path().string())
                                       : out.empty() ? "." : out;
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(folder);
     useBuiltInModelIfNone();
-    const auto& names = settings::samplerNames();
+    const auto& names = api::samplerNames();
     if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
         throw std::invalid_argument("unknown sampler '" + s.sampler + "' (known: " + list + ")");
     }
-    settings::validate(s);
+    api::validate(s);
     if (s.model != pipeline::kDemoModel && !fs::exists(s.model)) throw io::ModelFileError(s.model, "no such file or folder");
     if (s.refiner.enabled() && !fs::exists(s.refiner.model)) throw io::ModelFileError(s.refiner.model, "no such file or folder (--refiner)");
     const auto fileFormat = imaging::exportFormatFromName(!format.empty() ? format : toFile ? fs::path(out).extension().string() : std::string("png"));
@@ -327,11 +309,11 @@ int Generate::run() {
 
     warnIfTooBig(s, loraFolders);
     if (dryRun) return 0;
-    std::optional<pipeline::Image> init;
+    std::optional<api::Image> init;
     if (!s.initImage.empty()) init = imaging::readImage(s.initImage);
     pipeline::Engine engine;
     engine.setLoraFolders(loraFolders);
-    pipeline::CancelToken cancel;
+    api::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();
     const auto controlImages = imaging::prepareControlImages(s);

@@ -1,5 +1,5 @@
 // diffusiondesk-cli verify FILE [--image PNG] [--model M] [--models DIR]: rerun what a result was made with
-// and compare the pixels hash for hash (issue 8, docs/determinism.md).
+// and compare the pixels hash for hash (docs/determinism.md).
 //
 // FILE: an image with DiffusionDesk / A1111 metadata, a sidecar (.json), or a plain settings JSON.
 // Compared image: --image, else FILE itself when it is an image, else the image next to a sidecar (x.json →
@@ -11,6 +11,7 @@
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
 #include "imaging/compare.h"
+#include "imaging/export.h"
 #include "imaging/png.h"
 
 #include <cmath>
@@ -30,12 +31,6 @@ struct VerifyOptions {
     std::string file, image, model;
     std::vector<std::string> modelFolders;
 };
-
-bool isImageFile(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp";
-}
 
 // The image a sidecar describes: same name, an image extension.
 std::string imageNextTo(const std::string& sidecar) {
@@ -106,7 +101,7 @@ int Verify::run() {
             settings::resolveRestoredRefiner(recorded.settings.refiner.model, recorded.settings.refiner.hash, folders);
     }
 
-    std::optional<pipeline::Image> init;
+    std::optional<api::Image> init;
     if (!recorded.settings.initImage.empty()) {
         // Metadata names a bare file; it is looked up only next to FILE.
         const auto inside = settings::resolveInsideFolder(folderOf(o.file), fs::path(recorded.settings.initImage).filename().string());
@@ -117,7 +112,7 @@ int Verify::run() {
         recorded.settings.initImage = *inside;
     }
 
-    const std::string imagePath = !o.image.empty() ? o.image : isImageFile(o.file) ? o.file : imageNextTo(o.file);
+    const std::string imagePath = !o.image.empty() ? o.image : imaging::hasImageExtension(o.file) ? o.file : imageNextTo(o.file);
     if (!imagePath.empty()) recorded.images.push_back({index, imaging::readImage(imagePath)});
 
     const auto& s = recorded.settings;
@@ -126,7 +121,7 @@ int Verify::run() {
               << " steps, " << s.sampler << ", batch " << s.batchSize << ", determinism " << (s.deterministic ? "on" : "off")
               << "\n";
     pipeline::Engine engine;
-    pipeline::CancelToken cancel;
+    api::CancelToken cancel;
     const compare::VerifyReport report = compare::verify(engine, recorded, cancel, nullptr, init ? &*init : nullptr);
     std::cout << compare::describe(report);
     if (!report.identical && !recorded.images.empty() && report.images[0].pixels.sameSize) {

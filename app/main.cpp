@@ -71,7 +71,7 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     window.show();
     auto* panel = window.promptPanel();
     for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
-    dd::settings::GenerationSettings s = panel->settings();
+    dd::api::GenerationSettings s = panel->settings();
     if (dd::isEmbeddedModel(window.modelPicker()->currentModel().toStdString())) {
         // The built-in model draws what it was trained on; its size and CFG the window set when it loaded.
         s.prompt = "a large yellow star in the center on a blue background";

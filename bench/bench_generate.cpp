@@ -8,7 +8,7 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    dd::settings::GenerationSettings s;
+    dd::api::GenerationSettings s;
     s.model = argc > 1 ? argv[1] : dd::pipeline::kDemoModel;
     s.steps = argc > 2 ? std::stoi(argv[2]) : 20;
     s.width = s.height = argc > 3 ? std::stoi(argv[3]) : 64;
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     s.prompt = "a lighthouse on a cliff at sunset, oil painting";
     s.sampler = "Euler a";
     dd::pipeline::Engine engine;
-    dd::pipeline::CancelToken cancel;
+    dd::api::CancelToken cancel;
     std::printf("model %s, %d steps, %dx%d, %d runs (first includes loading)\n", s.model.c_str(), s.steps, s.width, s.height, runs);
     for (int r = 0; r < runs; ++r) {
         const auto res = engine.generate(s, cancel, nullptr);

@@ -5,8 +5,8 @@
 //   dd_gpu_preset_run --model DIR --preset 6gb [--steps 20] [--size 1024x1024] [--no-cap] [--label sdxl]
 #include "core/memory/device_cap.h"
 #include "core/memory/preset_settings.h"
-#include "core/pipeline/engine.h"
 #include "core/memory/shipped_presets.h"
+#include "core/pipeline/engine.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     std::string row = "| " + presetName + " | " + label + " | ";
     try {
         const auto it = &memory::shippedPreset(presetName);
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         memory::applyPreset(*it, s);
         s.model = model;
         s.width = it->width;
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
         row += std::to_string(s.width) + "x" + std::to_string(s.height) + " | ";
         if (cap) memory::capDeviceMemory(0, it->budgetBytes);
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto r = engine.generate(s, cancel, nullptr);
         const auto& m = r.memory;
         const int64_t peak = std::max({m.load.device, m.encode.device, m.denoise.device, m.decode.device});

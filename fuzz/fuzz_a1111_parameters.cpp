@@ -6,6 +6,7 @@
 #include <string_view>
 
 using namespace dd::settings;
+namespace api = dd::api;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     GenerationInfo info;
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // LoRAs named only in "Lora hashes" are written back as <lora:…> tags in the prompt (A1111's text has no
     // other place for a LoRA), so the prompt changes once; after that the text is a fixed point.
     const bool promptGainsTags =
-        std::any_of(a.loras.begin(), a.loras.end(), [](const LoraSetting& l) { return !l.fromPrompt; });
+        std::any_of(a.loras.begin(), a.loras.end(), [](const api::LoraSetting& l) { return !l.fromPrompt; });
     // An unclosed '<' in the prompt swallows a following tag in A1111's own tag syntax (`<(\w+):([^>]+)>`), so the
     // appended tags are not read back there either: an ambiguity of the format, as with "Negative prompt:" above.
     if (promptGainsTags && a.prompt.find('<') != std::string::npos) {

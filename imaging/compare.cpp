@@ -14,11 +14,11 @@ namespace {
 constexpr int kWindow = 11;
 constexpr double kSigma = 1.5;
 
-cv::Mat view(const pipeline::Image& img) {
+cv::Mat view(const api::Image& img) {
     return cv::Mat(img.height, img.width, CV_8UC3, const_cast<uint8_t*>(img.rgb.data()));
 }
 
-bool sameSize(const pipeline::Image& a, const pipeline::Image& b) {
+bool sameSize(const api::Image& a, const api::Image& b) {
     return a.width == b.width && a.height == b.height && a.rgb.size() == size_t(a.width) * size_t(a.height) * 3 &&
            b.rgb.size() == a.rgb.size();
 }
@@ -34,7 +34,7 @@ cv::Mat localMean(const cv::Mat& m) {
 
 } // namespace
 
-double ssim(const pipeline::Image& a, const pipeline::Image& b) {
+double ssim(const api::Image& a, const api::Image& b) {
     if (!sameSize(a, b) || a.width < kWindow || a.height < kWindow) return std::numeric_limits<double>::quiet_NaN();
     cv::Mat x, y;
     view(a).convertTo(x, CV_64FC3);
@@ -52,11 +52,11 @@ double ssim(const pipeline::Image& a, const pipeline::Image& b) {
     return (perChannel[0] + perChannel[1] + perChannel[2]) / 3.0;
 }
 
-ImageMetrics compareImages(const pipeline::Image& a, const pipeline::Image& b) {
+ImageMetrics compareImages(const api::Image& a, const api::Image& b) {
     return {compare::pixelDifference(a, b), ssim(a, b)};
 }
 
-pipeline::Image differenceHeatmap(const pipeline::Image& a, const pipeline::Image& b, HeatmapScale scale, double gain) {
+api::Image differenceHeatmap(const api::Image& a, const api::Image& b, HeatmapScale scale, double gain) {
     if (!sameSize(a, b))
         throw std::invalid_argument("cannot make a difference heatmap of a " + std::to_string(a.width) + "x" +
                                     std::to_string(a.height) + " and a " + std::to_string(b.width) + "x" +
@@ -73,7 +73,7 @@ pipeline::Image differenceHeatmap(const pipeline::Image& a, const pipeline::Imag
     cv::applyColorMap(scaled, coloured, cv::COLORMAP_INFERNO);
     coloured.setTo(cv::Scalar::all(0), largest == 0);
     cv::cvtColor(coloured, rgb, cv::COLOR_BGR2RGB);
-    pipeline::Image out{a.width, a.height, std::vector<uint8_t>(rgb.total() * 3)};
+    api::Image out{a.width, a.height, std::vector<uint8_t>(rgb.total() * 3)};
     std::memcpy(out.rgb.data(), rgb.data, out.rgb.size());
     return out;
 }

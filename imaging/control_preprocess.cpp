@@ -11,17 +11,17 @@
 namespace dd::imaging {
 namespace {
 
-cv::Mat view(const pipeline::Image& img) {
+cv::Mat view(const api::Image& img) {
     if (img.width <= 0 || img.height <= 0 || img.rgb.size() != size_t(img.width) * size_t(img.height) * 3)
         throw std::invalid_argument("control image: empty or malformed pixels");
     return cv::Mat(img.height, img.width, CV_8UC3, const_cast<uint8_t*>(img.rgb.data()));
 }
 
-pipeline::Image imageOf(const cv::Mat& m) {
+api::Image imageOf(const cv::Mat& m) {
     cv::Mat rgb;
     if (m.channels() == 1) cv::cvtColor(m, rgb, cv::COLOR_GRAY2RGB);
     else rgb = m.isContinuous() ? m : m.clone();
-    pipeline::Image out{rgb.cols, rgb.rows, {}};
+    api::Image out{rgb.cols, rgb.rows, {}};
     out.rgb.assign(rgb.data, rgb.data + rgb.total() * 3);
     return out;
 }
@@ -35,7 +35,7 @@ cv::Mat scaled(const cv::Mat& m, int w, int h) {
 
 } // namespace
 
-pipeline::Image resizeForControl(const pipeline::Image& image, int width, int height, const std::string& mode) {
+api::Image resizeForControl(const api::Image& image, int width, int height, const std::string& mode) {
     const cv::Mat src = view(image);
     if (width <= 0 || height <= 0) throw std::invalid_argument("control image: the target size must be positive");
     if (src.cols == width && src.rows == height) return image;
@@ -58,9 +58,9 @@ pipeline::Image resizeForControl(const pipeline::Image& image, int width, int he
     throw std::invalid_argument("control image: resize mode '" + mode + "' is unknown");
 }
 
-pipeline::Image preprocessControl(const pipeline::Image& image, const settings::ControlNetSetting& c) {
+api::Image preprocessControl(const api::Image& image, const api::ControlNetSetting& c) {
     double a = c.thresholdA, b = c.thresholdB;
-    settings::defaultThresholds(c.preprocessor, a, b);
+    api::defaultThresholds(c.preprocessor, a, b);
     const cv::Mat src = view(image);
     if (c.preprocessor == "none") return image;
     if (c.preprocessor == "canny") {
@@ -84,13 +84,13 @@ pipeline::Image preprocessControl(const pipeline::Image& image, const settings::
     throw std::invalid_argument("control preprocessor '" + c.preprocessor + "' is unknown");
 }
 
-pipeline::Image prepareControlImage(const settings::ControlNetSetting& c, int width, int height) {
+api::Image prepareControlImage(const api::ControlNetSetting& c, int width, int height) {
     if (c.image.empty()) throw std::invalid_argument("ControlNet " + c.model + " has no control image");
     return preprocessControl(resizeForControl(readImage(c.image), width, height, c.resizeMode), c);
 }
 
-std::vector<pipeline::Image> prepareControlImages(const settings::GenerationSettings& s) {
-    std::vector<pipeline::Image> images;
+std::vector<api::Image> prepareControlImages(const api::GenerationSettings& s) {
+    std::vector<api::Image> images;
     for (const auto& c : s.controlnets) images.push_back(prepareControlImage(c, s.width, s.height));
     return images;
 }

@@ -35,7 +35,7 @@ void initExiv2() {
     });
 }
 
-std::string encodeWithOpenCv(const pipeline::Image& image, ExportFormat format, int quality) {
+std::string encodeWithOpenCv(const api::Image& image, ExportFormat format, int quality) {
     if (image.width <= 0 || image.height <= 0 || image.rgb.size() != std::size_t(image.width) * image.height * 3)
         throw std::runtime_error("image buffer does not match its size");
     cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.rgb.data()));
@@ -98,6 +98,15 @@ ExportFormat exportFormatFromName(std::string_view name) {
     throw std::invalid_argument("image format '" + std::string(name) + "' is unknown (use png, jpeg or webp)");
 }
 
+bool hasImageExtension(const std::string& path) {
+    const std::string ext = std::filesystem::path(path).extension().string();
+    try {
+        return !ext.empty() && (exportFormatFromName(ext), true);
+    } catch (const std::invalid_argument&) {
+        return false;
+    }
+}
+
 const char* extensionOf(ExportFormat f) {
     switch (f) {
     case ExportFormat::Png: return ".png";
@@ -116,7 +125,7 @@ ImageMetadata metadataFor(const settings::Sidecar& sc, const std::string& a1111M
     return {settings::writeA1111Parameters(sc.settings, o), settings::writeSidecar(sc, settings::SidecarParts::Embedded)};
 }
 
-std::string encodeImage(const pipeline::Image& image, ExportFormat format, const ImageMetadata& m, int quality) {
+std::string encodeImage(const api::Image& image, ExportFormat format, const ImageMetadata& m, int quality) {
     if (format == ExportFormat::Png) {
         std::vector<std::pair<std::string, std::string>> text;
         if (!m.parameters.empty()) text.emplace_back("parameters", m.parameters);
@@ -128,7 +137,7 @@ std::string encodeImage(const pipeline::Image& image, ExportFormat format, const
 
 std::string sidecarPathFor(const std::string& imagePath) { return fs::path(imagePath).replace_extension(".json").string(); }
 
-ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const pipeline::Image& image,
+ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const api::Image& image,
                            const settings::Sidecar& sc, const std::string& a1111ModelName, bool sidecar) {
     std::string bytes;
     try {
@@ -148,7 +157,7 @@ ExportedFile exportImageAs(const std::string& path, ExportFormat format, int qua
     return out;
 }
 
-ExportedFile exportImage(const ExportRequest& req, const pipeline::Image& image, const settings::Sidecar& sc,
+ExportedFile exportImage(const ExportRequest& req, const api::Image& image, const settings::Sidecar& sc,
                          const std::string& a1111ModelName) {
     if (!fs::is_directory(req.folder)) throw std::runtime_error(req.folder + ": output folder does not exist");
     const UtcNow now = utcNow();
@@ -191,7 +200,7 @@ ExportedFile exportImage(const ExportRequest& req, const pipeline::Image& image,
     throw std::runtime_error(req.folder + ": no free file name for template '" + req.nameTemplate + "'");
 }
 
-settings::Sidecar sidecarFor(const pipeline::GenerationResult& r, int imageIndex, double wallSeconds,
+settings::Sidecar sidecarFor(const api::GenerationResult& r, int imageIndex, double wallSeconds,
                              double pricePerHour, const std::string& appVersion) {
     settings::Sidecar sc;
     sc.settings = r.settings;

@@ -10,7 +10,7 @@
 // times). JPEG / WebP: the A1111 text in EXIF UserComment ("UNICODE\0" + UTF-16BE, what A1111 writes and
 // reads) and the embedded sidecar in XMP (diffusiondesk:settings). Nothing time-dependent goes into the
 // image, so a deterministic rerun gives a byte-identical file; the time and cost go into the sidecar file.
-#include "core/pipeline/generation.h"
+#include "core/api/generation_result.h"
 #include "core/settings/file_name_template.h"
 #include "core/settings/sidecar.h"
 
@@ -23,6 +23,8 @@ enum class ExportFormat { Png, Jpeg, Webp };
 // "png", "jpg", "jpeg", "webp" (case-insensitive); throws std::invalid_argument naming the choices.
 ExportFormat exportFormatFromName(std::string_view name);
 const char* extensionOf(ExportFormat f);  // ".png", ".jpg", ".webp"
+// Whether the path's extension is one of those formats (case-insensitive).
+bool hasImageExtension(const std::string& path);
 
 struct ImageMetadata {
     std::string parameters;    // A1111 text
@@ -34,7 +36,7 @@ ImageMetadata metadataFor(const settings::Sidecar& sc, const std::string& a1111M
 
 // Encodes in memory. The same image and metadata always give the same bytes. quality: JPEG/WebP 1-100
 // (WebP 100 = lossless). Throws std::runtime_error when encoding fails.
-std::string encodeImage(const pipeline::Image& image, ExportFormat format, const ImageMetadata& metadata, int quality = 95);
+std::string encodeImage(const api::Image& image, ExportFormat format, const ImageMetadata& metadata, int quality = 95);
 
 struct ExportRequest {
     std::string folder;
@@ -53,19 +55,19 @@ struct ExportedFile {
 // Names the file from the template (with {counter}: the first free counter from the number of images in the
 // folder + 1; without: "-2", "-3"... appended on a clash), writes the image durably without ever replacing an
 // existing file (queue/durable_file.h), then the sidecar. Throws std::runtime_error naming the path.
-ExportedFile exportImage(const ExportRequest& request, const pipeline::Image& image, const settings::Sidecar& sc,
+ExportedFile exportImage(const ExportRequest& request, const api::Image& image, const settings::Sidecar& sc,
                          const std::string& a1111ModelName);
 
 // Writes one image to exactly `path` (no template), never replacing it: queue::FileExistsError if it exists.
 // The sidecar (when wanted, path with ".json") is written first and may replace a stale one; the image is
 // published last, so an image never exists without its sidecar.
-ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const pipeline::Image& image,
+ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const api::Image& image,
                            const settings::Sidecar& sc, const std::string& a1111ModelName, bool sidecar = true);
 
 // The sidecar of image `imageIndex` of a result: settings (model as given), model name and hash, seeds, timings,
 // per-stage memory, environment (appVersion filled from `appVersion` when the engine left it empty), warnings,
 // cost (`pricePerHour` x `wallSeconds` / images), creation time (now, UTC).
-settings::Sidecar sidecarFor(const pipeline::GenerationResult& result, int imageIndex, double wallSeconds,
+settings::Sidecar sidecarFor(const api::GenerationResult& result, int imageIndex, double wallSeconds,
                              double pricePerHour, const std::string& appVersion);
 
 // "out/cat.png" -> "out/cat.json".

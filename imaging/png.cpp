@@ -47,7 +47,7 @@ std::optional<std::string> toLatin1(const std::string& s) {
 
 } // namespace
 
-std::string encodePng(const pipeline::Image& image, const std::vector<std::pair<std::string, std::string>>& text,
+std::string encodePng(const api::Image& image, const std::vector<std::pair<std::string, std::string>>& text,
                       const std::vector<std::string>& alwaysItxt) {
     if (image.width <= 0 || image.height <= 0 || image.rgb.size() != std::size_t(image.width) * image.height * 3)
         throw std::runtime_error("image buffer does not match its size");
@@ -70,7 +70,7 @@ std::string encodePng(const pipeline::Image& image, const std::vector<std::pair<
     return png;
 }
 
-void writePng(const std::string& path, const pipeline::Image& image, const std::map<std::string, std::string>& text) {
+void writePng(const std::string& path, const api::Image& image, const std::map<std::string, std::string>& text) {
     std::string png;
     try {
         png = encodePng(image, {text.begin(), text.end()});
@@ -80,12 +80,12 @@ void writePng(const std::string& path, const pipeline::Image& image, const std::
     queue::writeFileDurably(path, png, queue::Replace::Allowed);
 }
 
-pipeline::Image readImage(const std::string& path) {
+api::Image readImage(const std::string& path) {
     const cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
     if (bgr.empty()) fail(path, "cannot read as an image (missing, or not a format OpenCV reads)");
     cv::Mat rgb;
     cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    pipeline::Image img{rgb.cols, rgb.rows, {}};
+    api::Image img{rgb.cols, rgb.rows, {}};
     img.rgb.assign(rgb.data, rgb.data + rgb.total() * 3);
     return img;
 }

@@ -229,7 +229,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     updateDifferences();
 }
 
-void CompareView::setImages(const pipeline::Image& a, const pipeline::Image& b, const QString& labelA, const QString& labelB) {
+void CompareView::setImages(const api::Image& a, const api::Image& b, const QString& labelA, const QString& labelB) {
     m_canvas->a = toQImage(a);
     m_canvas->b = toQImage(b);
     m_canvas->labelA = labelA;
@@ -246,23 +246,23 @@ void CompareView::setImages(const pipeline::Image& a, const pipeline::Image& b, 
     updateDifferences();
 }
 
-void CompareView::setSettings(const settings::GenerationSettings& a, const settings::GenerationSettings& b) {
+void CompareView::setSettings(const api::GenerationSettings& a, const api::GenerationSettings& b) {
     m_settingsDiff = compare::diffSettings(a, b);
     m_haveSettings = true;
     updateDifferences();
 }
 
-void CompareView::setEnvironments(const pipeline::Environment& a, const pipeline::Environment& b) {
+void CompareView::setEnvironments(const api::Environment& a, const api::Environment& b) {
     m_environmentDiff = compare::diffEnvironment(a, b);
     m_haveEnvironment = true;
     updateDifferences();
 }
 
-void CompareView::setResults(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB) {
-    const auto image = [](const pipeline::GenerationResult& r, int i) {
-        return i >= 0 && size_t(i) < r.images.size() ? r.images[size_t(i)] : pipeline::Image{};
+void CompareView::setResults(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB) {
+    const auto image = [](const api::GenerationResult& r, int i) {
+        return i >= 0 && size_t(i) < r.images.size() ? r.images[size_t(i)] : api::Image{};
     };
-    const auto label = [](const pipeline::GenerationResult& r, int i, const char* name) {
+    const auto label = [](const api::GenerationResult& r, int i, const char* name) {
         return QString("%1 \u00b7 seed %2").arg(name).arg(r.settings.seed + i);
     };
     setImages(image(a, indexA), image(b, indexB), label(a, indexA, "A"), label(b, indexB, "B"));
@@ -395,7 +395,7 @@ void ABRunner::start(const compare::AbPair& pair) {
     emit generate(m_pair.a);
 }
 
-void ABRunner::onFinished(const pipeline::GenerationResult& result) {
+void ABRunner::onFinished(const api::GenerationResult& result) {
     if (!m_current) return;
     const auto& want = m_current == 'A' ? m_pair.a : m_pair.b;
     if (!compare::diffSettings(result.settings, want).empty()) return;  // someone else's run

@@ -1,5 +1,5 @@
 #pragma once
-// A/B comparison of two results (issue 8): side by side with synchronised zoom and pan, blink, swipe, a
+// A/B comparison of two results: side by side with synchronised zoom and pan, blink, swipe, a
 // difference heatmap in place of B, the numbers (max |diff|, PSNR, SSIM: imaging/compare.h) and the settings
 // and environment fields that differ. Any two images can be compared; results bring their settings along.
 //
@@ -8,9 +8,9 @@
 //   view->setMode(CompareView::Mode::Swipe);
 //
 // ABRunner runs an A/B pair (core/compare/ab_settings.h) on the engine worker, one after the other.
+#include "core/api/generation_result.h"
 #include "core/compare/ab_settings.h"
 #include "core/compare/settings_diff.h"
-#include "core/pipeline/generation.h"
 #include "imaging/compare.h"
 #include "ui/engineworker.h"  // the metatypes of GenerationSettings / GenerationResult (signals below)
 
@@ -39,13 +39,13 @@ public:
     explicit CompareView(QWidget* parent = nullptr);
 
     // The two images; clears the settings lists. Metrics and heatmap are computed here (cheap at 1024²).
-    void setImages(const pipeline::Image& a, const pipeline::Image& b, const QString& labelA = "A",
+    void setImages(const api::Image& a, const api::Image& b, const QString& labelA = "A",
                    const QString& labelB = "B");
     // Settings and environment of A and B for the "what differs" list (optional: plain images have none).
-    void setSettings(const settings::GenerationSettings& a, const settings::GenerationSettings& b);
-    void setEnvironments(const pipeline::Environment& a, const pipeline::Environment& b);
+    void setSettings(const api::GenerationSettings& a, const api::GenerationSettings& b);
+    void setEnvironments(const api::Environment& a, const api::Environment& b);
     // Image `indexA` of result A against image `indexB` of result B, with their settings and environments.
-    void setResults(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB);
+    void setResults(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
 
     Mode mode() const { return m_mode; }
     void setMode(Mode mode);
@@ -105,18 +105,18 @@ public:
     const compare::AbPair& pair() const { return m_pair; }
 
 public slots:
-    void onFinished(const dd::pipeline::GenerationResult& result);
+    void onFinished(const dd::api::GenerationResult& result);
     void onFailed(const QString& message);
     void cancel();
 
 signals:
-    void generate(const dd::settings::GenerationSettings& settings);
-    void finished(const dd::pipeline::GenerationResult& a, const dd::pipeline::GenerationResult& b, const QString& label);
+    void generate(const dd::api::GenerationSettings& settings);
+    void finished(const dd::api::GenerationResult& a, const dd::api::GenerationResult& b, const QString& label);
     void failed(const QString& message);
 
 private:
     compare::AbPair m_pair;
-    pipeline::GenerationResult m_a;
+    api::GenerationResult m_a;
     char m_current = 0;
 };
 

@@ -36,7 +36,7 @@ ControlNetPanel::ControlNetPanel(QWidget* parent) : QGroupBox(tr("ControlNet"), 
     m_image->setPlaceholderText(tr("control image"));
     m_preprocessor = new QComboBox;
     m_preprocessor->setObjectName("controlNetPreprocessor");
-    for (const auto& p : settings::controlPreprocessors()) m_preprocessor->addItem(QString::fromStdString(p));
+    for (const auto& p : api::controlPreprocessors()) m_preprocessor->addItem(QString::fromStdString(p));
     m_weight = spin(0, 10, 0.05, 2, "controlNetWeight");
     m_weight->setValue(1.0);
     m_start = spin(0, 1, 0.05, 2, "controlNetStart");
@@ -79,7 +79,7 @@ ControlNetPanel::ControlNetPanel(QWidget* parent) : QGroupBox(tr("ControlNet"), 
     connect(m_preprocessor, &QComboBox::currentTextChanged, this, [this] {
         // A preprocessor's own defaults whenever it is chosen.
         double a = -1, b = -1;
-        settings::defaultThresholds(m_preprocessor->currentText().toStdString(), a, b);
+        api::defaultThresholds(m_preprocessor->currentText().toStdString(), a, b);
         m_thresholdA->setValue(std::max(a, 0.0));
         m_thresholdB->setValue(std::max(b, 0.0));
         updateThresholds();
@@ -101,9 +101,9 @@ void ControlNetPanel::updateThresholds() {
     m_thresholdB->setToolTip(tr("high threshold"));
 }
 
-std::vector<settings::ControlNetSetting> ControlNetPanel::controlnets() const {
+std::vector<api::ControlNetSetting> ControlNetPanel::controlnets() const {
     if (!isChecked()) return {};
-    settings::ControlNetSetting c = m_hidden;
+    api::ControlNetSetting c = m_hidden;
     c.model = m_model->text().toStdString();
     c.image = m_image->text().toStdString();
     c.preprocessor = m_preprocessor->currentText().toStdString();
@@ -112,12 +112,12 @@ std::vector<settings::ControlNetSetting> ControlNetPanel::controlnets() const {
     c.guidanceEnd = m_end->value();
     c.thresholdA = m_thresholdA->isEnabled() ? m_thresholdA->value() : -1;
     c.thresholdB = m_thresholdB->isEnabled() ? m_thresholdB->value() : -1;
-    std::vector<settings::ControlNetSetting> out{c};
+    std::vector<api::ControlNetSetting> out{c};
     out.insert(out.end(), m_others.begin(), m_others.end());
     return out;
 }
 
-void ControlNetPanel::setControlNets(const std::vector<settings::ControlNetSetting>& units) {
+void ControlNetPanel::setControlNets(const std::vector<api::ControlNetSetting>& units) {
     setChecked(!units.empty());
     if (units.empty()) {
         m_others.clear();
@@ -130,7 +130,7 @@ void ControlNetPanel::setControlNets(const std::vector<settings::ControlNetSetti
     m_image->setText(QString::fromStdString(c.image));
     m_preprocessor->setCurrentText(QString::fromStdString(c.preprocessor));  // sets the defaults first
     double a = c.thresholdA, b = c.thresholdB;
-    settings::defaultThresholds(c.preprocessor, a, b);
+    api::defaultThresholds(c.preprocessor, a, b);
     m_thresholdA->setValue(std::max(a, 0.0));
     m_thresholdB->setValue(std::max(b, 0.0));
     m_weight->setValue(c.weight);

@@ -1,6 +1,7 @@
 #include "ui/engineworker.h"
 
 #include "core/io/model_error.h"
+#include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
@@ -23,7 +24,7 @@ double secondsBetween(Clock::time_point a, Clock::time_point b) { return std::ch
 // engine computes only the previews that will be shown (5 % of the step time, PreviewCadence). Timing: onLatents
 // ends a step; a preview's cost runs from there (the build happens between wantsPreview and onStep) to the end of
 // its conversion; the time from the previous onStep's end to onLatents is the step itself.
-class SignalObserver : public pipeline::Observer {
+class SignalObserver : public pipeline::LatentObserver {
 public:
     SignalObserver(EngineWorker* w, double budget) : m_worker(w), m_cadence(budget), m_last(Clock::now()) {}
     void onLatents(int, const at::Tensor&) override {
@@ -32,7 +33,7 @@ public:
         if (m_stats.steps++ > 0) m_cadence.addStepSeconds(secondsBetween(m_last, m_latentsAt));
     }
     bool wantsPreview(int step, int total) override { return m_cadence.wantPreview(step, total); }
-    void onStep(int step, int total, const pipeline::Image& preview) override {
+    void onStep(int step, int total, const api::Image& preview) override {
         QImage image;
         if (!preview.rgb.empty()) {
             ++m_stats.computed;
@@ -42,7 +43,7 @@ public:
         emit m_worker->progress(step, total, image);
         m_last = Clock::now();
     }
-    void onMemory(const char* stage, const memory::MemorySample& sample) override {
+    void onMemory(const char* stage, const api::MemorySample& sample) override {
         emit m_worker->memorySampled(QString::fromLatin1(stage), sample);
     }
     PreviewStats stats() const {
@@ -62,7 +63,7 @@ private:
 
 } // namespace
 
-QImage toQImage(const pipeline::Image& image) {
+QImage toQImage(const api::Image& image) {
     if (image.rgb.empty()) return {};
     // Deep copy: the QImage must own its pixels once it crosses to the UI thread.
     return QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).copy();
@@ -78,29 +79,19 @@ pipeline::Engine& EngineWorker::engine() {
 }
 
 // The one catch boundary between the engine and the UI: nothing throws through a slot.
-void EngineWorker::generate(const settings::GenerationSettings& settings) {
+void EngineWorker::generate(const api::GenerationSettings& settings) {
     m_cancel.reset();
     try {
         SignalObserver observer(this, m_previewBudget.load());
         // Control images are read and preprocessed here, on the worker thread (imaging/control_preprocess).
         auto result = engine().generate(settings, m_cancel, &observer, nullptr, imaging::prepareControlImages(settings));
         emit finished(result, observer.stats());
-    } catch (const pipeline::Cancelled&) {
-        emit failed(tr("Cancelled."));
-    } catch (const io::ModelFileError& e) {
-        emit failed(QString::fromStdString(e.what()));
-    } catch (const std::bad_alloc&) {
-        emit failed(tr("Out of memory: try a smaller size, a smaller batch or a lower-memory preset."));
     } catch (const std::exception& e) {
-        const QString what = QString::fromStdString(e.what());
-        if (what.contains(QLatin1String("out of memory"), Qt::CaseInsensitive))
-            emit failed(tr("Out of memory: try a smaller size, a smaller batch or a lower-memory preset. (%1)").arg(what));
-        else
-            emit failed(what);
+        emit failed(QString::fromStdString(api::failureMessage(e)));
     }
 }
 
-void EngineWorker::loadModel(const QString& path, const memory::MemoryPlan& plan) {
+void EngineWorker::loadModel(const QString& path, const api::MemoryPlan& plan) {
     m_cancel.reset();
     const QString name = QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName();
     try {
@@ -116,14 +107,12 @@ void EngineWorker::loadModel(const QString& path, const memory::MemoryPlan& plan
         m_modelIsXl = info.isXl();
         applyPreviewDecoder();
         emit modelLoaded(info);
-    } catch (const pipeline::Cancelled&) {
+    } catch (const api::Cancelled&) {
         emit modelFailed(path, tr("Loading %1 was cancelled.").arg(name));
-    } catch (const std::bad_alloc&) {
-        emit modelFailed(path, tr("%1: out of memory while loading; try a lower-memory preset.").arg(path));
     } catch (const io::ModelFileError& e) {
         emit modelFailed(path, QString::fromStdString(e.what()));  // names the file and the problem
     } catch (const std::exception& e) {
-        emit modelFailed(path, tr("%1: %2").arg(path, QString::fromStdString(e.what())));
+        emit modelFailed(path, tr("%1: %2").arg(path, QString::fromStdString(api::failureMessage(e))));
     }
 }
 
@@ -189,12 +178,12 @@ void EngineWorker::sampleMemory() {
 }
 
 EngineThread::EngineThread(QObject* parent) : QObject(parent), m_worker(new EngineWorker) {
-    qRegisterMetaType<dd::settings::GenerationSettings>();
-    qRegisterMetaType<dd::pipeline::GenerationResult>();
-    qRegisterMetaType<dd::memory::MemorySample>();
+    qRegisterMetaType<dd::api::GenerationSettings>();
+    qRegisterMetaType<dd::api::GenerationResult>();
+    qRegisterMetaType<dd::api::MemorySample>();
     qRegisterMetaType<dd::ui::PreviewStats>();
     qRegisterMetaType<dd::ui::ModelInfo>();
-    qRegisterMetaType<dd::memory::MemoryPlan>();
+    qRegisterMetaType<dd::api::MemoryPlan>();
     m_thread.setObjectName("engine");
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);

@@ -1,7 +1,8 @@
 #pragma once
 // Runs the engine on its own thread. The UI talks to it only with queued signals carrying values;
 // cancellation is an atomic flag the engine polls each step (a queued "cancel" would wait behind the run).
-#include "core/pipeline/generation.h"
+#include "core/api/generation_result.h"
+#include "core/api/run_control.h"
 #include "ui/modelinfo.h"
 #include "ui/thread_inbox.h"
 
@@ -43,11 +44,11 @@ public:
     void post(std::function<void()> job) { m_inbox->post(std::move(job)); }
 
 public slots:
-    void generate(const dd::settings::GenerationSettings& settings);
+    void generate(const dd::api::GenerationSettings& settings);
     // Reads what the model is (family, dtypes, size, hash), then loads its networks placed as `plan` says
     // (Engine::load), telling each part through modelLoading. Cancel stops between parts; a cancelled or failed
     // load keeps the previous model loaded.
-    void loadModel(const QString& path, const dd::memory::MemoryPlan& plan);
+    void loadModel(const QString& path, const dd::api::MemoryPlan& plan);
     // Live previews: TAESD at `folder` when set, else one found next to the model, else the latent→RGB
     // approximation; `enabled` false always takes the approximation. Applied now and at every model load.
     void setPreviewDecoder(bool enabled, const QString& folder);
@@ -62,8 +63,8 @@ public slots:
 signals:
     // `preview` is null on steps the adaptive cadence skipped.
     void progress(int step, int totalSteps, const QImage& preview);
-    void memorySampled(const QString& stage, const dd::memory::MemorySample& sample);
-    void finished(const dd::pipeline::GenerationResult& result, const dd::ui::PreviewStats& previewStats);
+    void memorySampled(const QString& stage, const dd::api::MemorySample& sample);
+    void finished(const dd::api::GenerationResult& result, const dd::ui::PreviewStats& previewStats);
     void failed(const QString& message);
     // `done` of `total` parts (total 0: not known yet).
     void modelLoading(const QString& path, const QString& phase, int done, int total);
@@ -87,7 +88,7 @@ private:
     bool m_modelIsXl = false;
     bool m_taesdEnabled = true;
     QString m_taesdFolder;
-    pipeline::CancelToken m_cancel;
+    api::CancelToken m_cancel;
     std::atomic<double> m_previewBudget{0.05};
     int m_cudaDevice = -2;  // -2: not asked yet
 };
@@ -111,12 +112,12 @@ private:
     EngineWorker* m_worker;
 };
 
-QImage toQImage(const pipeline::Image& image);
+QImage toQImage(const api::Image& image);
 
 } // namespace dd::ui
 
-Q_DECLARE_METATYPE(dd::settings::GenerationSettings)
-Q_DECLARE_METATYPE(dd::pipeline::GenerationResult)
-Q_DECLARE_METATYPE(dd::memory::MemorySample)
+Q_DECLARE_METATYPE(dd::api::GenerationSettings)
+Q_DECLARE_METATYPE(dd::api::GenerationResult)
+Q_DECLARE_METATYPE(dd::api::MemorySample)
 Q_DECLARE_METATYPE(dd::ui::PreviewStats)
-Q_DECLARE_METATYPE(dd::memory::MemoryPlan)
+Q_DECLARE_METATYPE(dd::api::MemoryPlan)

@@ -2,7 +2,7 @@
 
 namespace dd::ui {
 
-QString settingsSummary(const settings::GenerationSettings& s) {
+QString settingsSummary(const api::GenerationSettings& s) {
     QString text = QString::fromStdString(s.prompt);
     if (!s.negativePrompt.empty()) text += QObject::tr("\nNegative prompt: %1").arg(QString::fromStdString(s.negativePrompt));
     text += QObject::tr("\nSteps: %1, Sampler: %2, CFG scale: %3, Seed: %4, Size: %5x%6")
@@ -33,8 +33,8 @@ Gallery::Gallery(QWidget* parent) : QListWidget(parent) {
     connect(this, &QListWidget::itemSelectionChanged, this, [this] { emit selectionCountChanged(int(selectedItems().size())); });
 }
 
-void Gallery::addResult(const pipeline::GenerationResult& result, const std::vector<QImage>& images) {
-    const auto shared = std::make_shared<const pipeline::GenerationResult>(result);
+void Gallery::addResult(const api::GenerationResult& result, const std::vector<QImage>& images) {
+    const auto shared = std::make_shared<const api::GenerationResult>(result);
     for (size_t i = 0; i < images.size(); ++i) {
         GalleryEntry e;
         e.image = images[i];

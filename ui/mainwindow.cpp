@@ -8,8 +8,8 @@
 #include "ui/gallery.h"
 #include "ui/modelpicker.h"
 #include "ui/peakprediction.h"
-#include "ui/presetdialog.h"
 #include "ui/preferencesdialog.h"
+#include "ui/presetdialog.h"
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
@@ -187,14 +187,14 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     // A/B pairs run through the same launch path (progress, preview, gallery); the runner decides when both are in.
     m_ab = new ABRunner(this);
     connect(m_ab, &ABRunner::generate, this, &MainWindow::launch);
-    connect(worker, &EngineWorker::finished, m_ab, [this](const pipeline::GenerationResult& r) {
+    connect(worker, &EngineWorker::finished, m_ab, [this](const api::GenerationResult& r) {
         if (m_ab->running()) m_ab->onFinished(r);
     });
     connect(worker, &EngineWorker::failed, m_ab, [this](const QString& message) {
         if (m_ab->running()) m_ab->onFailed(message);
     });
     connect(m_ab, &ABRunner::finished, this,
-            [this](const pipeline::GenerationResult& a, const pipeline::GenerationResult& b, const QString& label) {
+            [this](const api::GenerationResult& a, const api::GenerationResult& b, const QString& label) {
                 setRunning(false);
                 showComparison(a, 0, b, 0);
                 statusBar()->showMessage(tr("A/B done: %1").arg(label));
@@ -241,7 +241,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     buildMenus();
     restoreState();
     applyPreferences();
-    settings::GenerationSettings defaults = m_panel->settings();
+    api::GenerationSettings defaults = m_panel->settings();
     if (defaults.prompt.empty()) defaults.prompt = kFirstPrompt;
     m_panel->setSettings(defaults);
     QString startModel = model;
@@ -281,8 +281,8 @@ void MainWindow::buildMenus() {
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
 }
 
-settings::GenerationSettings MainWindow::currentSettings() const {
-    settings::GenerationSettings s = m_panel->settings();
+api::GenerationSettings MainWindow::currentSettings() const {
+    api::GenerationSettings s = m_panel->settings();
     s.model = m_picker->currentModel().toStdString();
     s.controlnets = m_controlNet->controlnets();
     if (m_preset) {
@@ -295,7 +295,7 @@ settings::GenerationSettings MainWindow::currentSettings() const {
     return s;
 }
 
-void MainWindow::launch(const settings::GenerationSettings& s) {
+void MainWindow::launch(const api::GenerationSettings& s) {
     setRunning(true);
     ++m_runIndex;
     m_progress->setRange(0, s.steps);
@@ -334,7 +334,7 @@ void MainWindow::onProgress(int step, int total, const QImage& preview) {
     m_eta->setText(text);
 }
 
-void MainWindow::onFinished(const pipeline::GenerationResult& result, const PreviewStats& stats) {
+void MainWindow::onFinished(const api::GenerationResult& result, const PreviewStats& stats) {
     m_lastPreviewStats = stats;
     std::vector<QImage> images;
     for (const auto& img : result.images) images.push_back(toQImage(img));
@@ -342,7 +342,7 @@ void MainWindow::onFinished(const pipeline::GenerationResult& result, const Prev
     m_gallery->addResult(result, images);
     for (const auto& [stage, peak] : {std::pair{"load", result.memory.load}, {"encode", result.memory.encode},
                                       {"denoise", result.memory.denoise}, {"decode", result.memory.decode}}) {
-        memory::MemorySample s;
+        api::MemorySample s;
         s.cuda = peak.device > 0;
         s.hostRss = s.hostPeak = peak.host;
         s.deviceAllocated = s.devicePeak = peak.device;
@@ -421,9 +421,9 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
                                   "circle, square, triangle or star in red, orange, yellow, green, blue or purple, at "
                                   "128 × 128. Open a real model above for everything else."));
         // It knows one size and one world: start it where it works rather than on a 512 × 512 lighthouse.
-        settings::GenerationSettings s = m_panel->settings();
+        api::GenerationSettings s = m_panel->settings();
         s.width = s.height = kEmbeddedModel.size;
-        if (s.cfgScale == settings::GenerationSettings{}.cfgScale) s.cfgScale = kEmbeddedModel.cfgScale;
+        if (s.cfgScale == api::GenerationSettings{}.cfgScale) s.cfgScale = kEmbeddedModel.cfgScale;
         if (s.prompt == kFirstPrompt) s.prompt = "a large red star on a blue background";
         m_panel->setSettings(s);
     }
@@ -431,7 +431,7 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
     updatePrediction();
 }
 
-void MainWindow::restoreSettings(const settings::GenerationSettings& s) {
+void MainWindow::restoreSettings(const api::GenerationSettings& s) {
     m_panel->setSettings(s);
     m_controlNet->setControlNets(s.controlnets);
     m_panel->setRandomSeed(false);

@@ -4,9 +4,9 @@
 // engine work goes to the EngineWorker thread through queued signals; the queue's journal lives on its own thread
 // (QueueService). Generate adds jobs to the queue and runs it; a job that was running when the app died comes
 // back interrupted and waits for Retry; pending jobs wait for Run queue.
+#include "core/api/generation_result.h"
 #include "core/compare/ab_settings.h"
-#include "core/memory/memory_plan.h"
-#include "core/pipeline/generation.h"
+#include "core/memory/preset.h"
 #include "ui/apppreferences.h"
 #include "ui/engineworker.h"
 #include "ui/pricing.h"
@@ -44,7 +44,7 @@ public:
     ~MainWindow() override;
 
     // What Generate would run now: the panel's values, the chosen model and the preset's plan.
-    settings::GenerationSettings currentSettings() const;
+    api::GenerationSettings currentSettings() const;
     // A generation runs, or the queue still has jobs of a Generate click to run.
     bool isRunning() const { return m_running || m_queueActive; }
     // The queue's journal: queue.jsonl in the app's data folder.
@@ -68,7 +68,7 @@ public:
     CompareView* compareView() const { return m_compareView; }  // null until a comparison was opened
 
     // Predicted peak bytes for a plan at the current model and size (< 0: unknown). Set by the predictor.
-    qint64 predictedPeakFor(const memory::MemoryPlan& plan) const;
+    qint64 predictedPeakFor(const api::MemoryPlan& plan) const;
 
 public slots:
     void startGeneration();
@@ -76,7 +76,7 @@ public slots:
     void openPresetDialog();
     void openPreferences();
     void applyPreset(const dd::memory::Preset& preset);
-    void restoreSettings(const dd::settings::GenerationSettings& settings);
+    void restoreSettings(const dd::api::GenerationSettings& settings);
     // Gallery: the two selected images side by side (CompareView).
     void compareSelected();
     // Quick A/B: two runs on the worker, then the compare view. Seeds: this seed against the next one.
@@ -90,7 +90,7 @@ public slots:
     void runQueue();  // runs the pending jobs one after the other
 
 signals:
-    void generateRequested(const dd::settings::GenerationSettings& settings);
+    void generateRequested(const dd::api::GenerationSettings& settings);
     void previewDecoderRequested(bool enabled, const QString& folder);
     void locateRequested(const QString& name, const QString& hash, const QStringList& folders);
     void locateRefinerRequested(const QString& recorded, const QString& hash, const QStringList& folders);
@@ -109,12 +109,12 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void startAbPair(const std::function<compare::AbPair(const settings::GenerationSettings&)>& makePair);
+    void startAbPair(const std::function<compare::AbPair(const api::GenerationSettings&)>& makePair);
     void buildMenus();
-    void showComparison(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB);
-    void launch(const settings::GenerationSettings& s);
+    void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
+    void launch(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
-    void onFinished(const pipeline::GenerationResult& result, const PreviewStats& stats);
+    void onFinished(const api::GenerationResult& result, const PreviewStats& stats);
     void onFailed(const QString& message);
     void onModelChanged(const ModelInfo& info);
     void setRunning(bool running);
@@ -163,7 +163,7 @@ private:
     QString m_currentJob;               // the queue job the current run belongs to ("" for A/B runs)
     std::set<QString> m_launchedJobs;   // never launch a job twice from a stale snapshot
     PreviewStats m_lastPreviewStats;
-    std::optional<settings::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
+    std::optional<api::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
     bool m_running = false;
     bool m_cancelRequested = false;
     int m_runIndex = 0, m_runCount = 1;

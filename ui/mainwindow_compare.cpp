@@ -23,7 +23,7 @@
 
 namespace dd::ui {
 
-void MainWindow::showComparison(const pipeline::GenerationResult& a, int indexA, const pipeline::GenerationResult& b, int indexB) {
+void MainWindow::showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB) {
     // A separate, non-modal window: the main window stays usable and no test can hang on it.
     if (!m_compareWindow) {
         m_compareWindow = new QWidget(this, Qt::Window);
@@ -52,19 +52,19 @@ void MainWindow::compareSelected() {
 }
 
 void MainWindow::runAbSeeds() {
-    startAbPair([](const settings::GenerationSettings& s) { return compare::abSeeds(s, s.seed + 1); });
+    startAbPair([](const api::GenerationSettings& s) { return compare::abSeeds(s, s.seed + 1); });
 }
 
 void MainWindow::runAbSetting(const QString& fieldPath, const QString& valueB) {
-    startAbPair([&](const settings::GenerationSettings& s) {
+    startAbPair([&](const api::GenerationSettings& s) {
         return compare::abSettingFromText(s, fieldPath.toStdString(), valueB.toStdString());
     });
 }
 
 // Both quick actions: this seed and settings as A, the pair's B, run one after the other on the worker.
-void MainWindow::startAbPair(const std::function<compare::AbPair(const settings::GenerationSettings&)>& makePair) {
+void MainWindow::startAbPair(const std::function<compare::AbPair(const api::GenerationSettings&)>& makePair) {
     if (isRunning()) return;
-    settings::GenerationSettings s = currentSettings();
+    api::GenerationSettings s = currentSettings();
     s.seed = m_panel->takeSeed();
     try {
         const auto pair = makePair(s);
@@ -111,8 +111,8 @@ void MainWindow::chooseAbSetting() {
 bool MainWindow::restoreFromFile(const QString& path) {
     try {
         const settings::Restored r = settings::restoreFromFile(path.toStdString());
-        settings::GenerationSettings s = r.settings;
-        const settings::GenerationSettings current = currentSettings();
+        api::GenerationSettings s = r.settings;
+        const api::GenerationSettings current = currentSettings();
         s.model = current.model;  // metadata never names a local path: the open model stays
         s.plan = current.plan;
         s.preset = current.preset;

@@ -21,11 +21,11 @@ QString MainWindow::queueFile() {
 }
 
 void MainWindow::startGeneration() {
-    settings::GenerationSettings s = currentSettings();
+    api::GenerationSettings s = currentSettings();
     s.seed = m_panel->takeSeed();
     const int runs = m_panel->batchCount();
     for (int i = 0; i < runs; ++i) {
-        settings::GenerationSettings job = s;
+        api::GenerationSettings job = s;
         job.seed = s.seed + int64_t(i) * s.batchSize;
         ++m_enqueuesInFlight;
         emit enqueueRequested(QString::fromStdString(nlohmann::json(job).dump()));
@@ -63,9 +63,9 @@ void MainWindow::runNextJob() {
     for (const auto& job : m_jobs) {
         if (job.state != QLatin1String("pending") || m_launchedJobs.count(job.id)) continue;
         m_launchedJobs.insert(job.id);
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         try {
-            s = nlohmann::json::parse(job.specJson.toStdString()).get<settings::GenerationSettings>();
+            s = nlohmann::json::parse(job.specJson.toStdString()).get<api::GenerationSettings>();
         } catch (const std::exception& e) {
             emit jobFailed(job.id, tr("unreadable settings: %1").arg(QString::fromStdString(e.what())));
             continue;

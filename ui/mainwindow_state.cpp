@@ -3,8 +3,8 @@
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/peakprediction.h"
-#include "ui/presetdialog.h"
 #include "ui/preferencesdialog.h"
+#include "ui/presetdialog.h"
 #include "ui/promptpanel.h"
 #include "ui/vramgauge.h"
 
@@ -19,10 +19,10 @@
 
 namespace dd::ui {
 
-qint64 MainWindow::predictedPeakFor(const memory::MemoryPlan& plan) const {
-    settings::GenerationSettings s = currentSettings();
+qint64 MainWindow::predictedPeakFor(const api::MemoryPlan& plan) const {
+    api::GenerationSettings s = currentSettings();
     s.plan = plan;
-    return ui::predictPeak(s, m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr).peakBytes;
+    return ui::predictPeak(s, m_lastRunSettings ? &*m_lastRunSettings : nullptr).peakBytes;
 }
 
 void MainWindow::openPresetDialog() {
@@ -31,7 +31,7 @@ void MainWindow::openPresetDialog() {
     const QString recommended = recommendedPresetName(presets, machineMemory());
     PresetDialog dialog(std::move(presets), recommended,
                         m_preset ? QString::fromStdString(m_preset->name) : QString(),
-                        [this](const memory::MemoryPlan& plan) { return predictedPeakFor(plan); }, this);
+                        [this](const api::MemoryPlan& plan) { return predictedPeakFor(plan); }, this);
     if (!errors.isEmpty()) statusBar()->showMessage(errors.join(QStringLiteral("; ")), 10000);
     if (execDialog(&dialog) == QDialog::Accepted && dialog.table()->currentRow() >= 0) applyPreset(dialog.selectedPreset());
 }
@@ -59,7 +59,7 @@ void MainWindow::updatePresetLabel() {
 }
 
 void MainWindow::updatePrediction() {
-    const auto prediction = ui::predictPeak(currentSettings(), m_gauge->cuda(), m_lastRunSettings ? &*m_lastRunSettings : nullptr,
+    const auto prediction = ui::predictPeak(currentSettings(), m_lastRunSettings ? &*m_lastRunSettings : nullptr,
                                             m_preset ? m_preset->budgetBytes : 0);
     m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
     auto* label = findChild<QLabel*>("predictedPeak");
@@ -97,7 +97,7 @@ void MainWindow::restoreState() {
     if (auto* splitter = findChild<QSplitter*>("mainSplitter")) splitter->restoreState(q.value("window/splitter").toByteArray());
     try {
         const QString last = q.value("lastSettings").toString();
-        if (!last.isEmpty()) m_panel->setSettings(nlohmann::json::parse(last.toStdString()).get<settings::GenerationSettings>());
+        if (!last.isEmpty()) m_panel->setSettings(nlohmann::json::parse(last.toStdString()).get<api::GenerationSettings>());
     } catch (const std::exception&) {
         // A settings file from another version: start from defaults.
     }

@@ -70,7 +70,7 @@ QString formatBytes(qint64 bytes) {
     return QString::number(bytes) + QStringLiteral(" B");
 }
 
-ModelInfo inspectModel(const QString& path, const pipeline::CancelToken& cancel,
+ModelInfo inspectModel(const QString& path, const api::CancelToken& cancel,
                        const std::function<void(const QString&)>& phase) {
     ModelInfo info;
     info.path = path;
@@ -84,7 +84,7 @@ ModelInfo inspectModel(const QString& path, const pipeline::CancelToken& cancel,
     }
     if (phase) phase(QObject::tr("reading weights"));
     const io::Checkpoint ckpt = io::loadCheckpoint(path.toStdString());
-    if (cancel.cancelled()) throw pipeline::Cancelled();
+    if (cancel.cancelled()) throw api::Cancelled();
     info.family = QString::fromStdString(std::string(io::familyName(ckpt.family)));
     info.format = ckpt.format == io::CheckpointFormat::DiffusersFolder ? QObject::tr("diffusers folder") : QObject::tr("single file");
     QStringList parts;
@@ -96,7 +96,7 @@ ModelInfo inspectModel(const QString& path, const pipeline::CancelToken& cancel,
     info.displayName = fi.isDir() ? fi.fileName() : fi.completeBaseName();
     if (info.displayName.isEmpty()) info.displayName = path;
     info.sizeBytes = sizeOnDisk(path);
-    if (cancel.cancelled()) throw pipeline::Cancelled();
+    if (cancel.cancelled()) throw api::Cancelled();
     if (fi.isFile()) {
         if (phase) phase(QObject::tr("hashing"));
         info.hash = cachedHash(path);

@@ -5,15 +5,15 @@
 
 #include <functional>
 
-namespace dd::pipeline {
+namespace dd::api {
 class CancelToken;
 }
 
 namespace dd::ui {
 
 // `phase` is told what is happening ("reading weights", "hashing"); throws dd::io::ModelFileError for a bad
-// model and pipeline::Cancelled when `cancel` is set between phases.
-ModelInfo inspectModel(const QString& path, const pipeline::CancelToken& cancel,
+// model and api::Cancelled when `cancel` is set between phases.
+ModelInfo inspectModel(const QString& path, const api::CancelToken& cancel,
                        const std::function<void(const QString& phase)>& phase = {});
 
 } // namespace dd::ui

@@ -1,6 +1,6 @@
 #pragma once
 // The memory a run will peak at, predicted before it starts (core/memory/predictor). Torch-free.
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <QString>
 
@@ -14,14 +14,11 @@ struct PeakPrediction {
     QString advice;         // when not: "needs 7.8 GB, preset budget 6 GB: enable VAE tiling or switch to 6gb"
 };
 
-// Model shapes are cached per model path (reading headers takes milliseconds, not per keystroke).
+// Model shapes are kept per model file (reading headers takes milliseconds, not per keystroke).
 // `lastRun`: the settings of the last finished run; when the text inputs match, the engine's conditioning cache
 // is hot and the prediction leaves the text encoders out. `budgetBytes` > 0: also the verdict against it, with
 // the toggles and the shipped preset that would make it fit (memory::fits).
-PeakPrediction predictPeak(const settings::GenerationSettings& s, bool cuda,
-                           const settings::GenerationSettings* lastRun = nullptr, qint64 budgetBytes = 0);
-
-// The engine's conditioning-cache key (core/pipeline/conditioning_cache.h), seen from the settings.
-bool sameTextInputs(const settings::GenerationSettings& a, const settings::GenerationSettings& b);
+PeakPrediction predictPeak(const api::GenerationSettings& s, const api::GenerationSettings* lastRun = nullptr,
+                           qint64 budgetBytes = 0);
 
 } // namespace dd::ui

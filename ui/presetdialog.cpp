@@ -131,22 +131,22 @@ void PresetDialog::fillRow(int row) {
     m_table->setItem(row, Predicted, new QTableWidgetItem);
 
     auto* precision = combo({"fp32", "fp16", "bf16"}, int(plan.unet), "precision" + suffix, m_table);
-    precision->setToolTip(tr("UNet and text encoder precision (VAE: %1)").arg(memory::precisionName(plan.vae)));
+    precision->setToolTip(tr("UNet and text encoder precision (VAE: %1)").arg(api::precisionName(plan.vae)));
     connect(precision, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row](int i) {
         auto& p = m_presets[size_t(row)].preset.plan;
-        p.unet = p.textEncoder = memory::Precision(i);
+        p.unet = p.textEncoder = api::Precision(i);
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Precision, precision);
     auto* attention = combo({"sdpa", "sdpa-math", "sliced", "chunked"}, int(plan.attention), "attention" + suffix, m_table);
     connect(attention, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row](int i) {
-        m_presets[size_t(row)].preset.plan.attention = memory::Attention(i);
+        m_presets[size_t(row)].preset.plan.attention = api::Attention(i);
         refreshPrediction(row);
     });
     m_table->setCellWidget(row, Attention, attention);
     // After the offload modes: group offload with its stored copies on disk (memory-mapped) rather than in RAM,
     // then no offload but the networks spread over several GPUs (device "balanced": the two exclude each other).
-    const int diskEntry = int(memory::Offload::Group) + 1, balancedEntry = diskEntry + 1;
+    const int diskEntry = int(api::Offload::Group) + 1, balancedEntry = diskEntry + 1;
     const int offloadEntry = plan.device == "balanced" ? balancedEntry : plan.offloadToDisk ? diskEntry : int(plan.offload);
     auto* offload = combo({"none", "model", "sequential", "group", tr("group, on disk"), tr("none, balanced over GPUs")},
                           offloadEntry, "offload" + suffix, m_table);
@@ -155,7 +155,7 @@ void PresetDialog::fillRow(int row) {
     connect(offload, qOverload<int>(&QComboBox::currentIndexChanged), this, [this, row, diskEntry, balancedEntry](int i) {
         auto& p = m_presets[size_t(row)].preset.plan;
         p.offloadToDisk = i == diskEntry;
-        p.offload = p.offloadToDisk ? memory::Offload::Group : i == balancedEntry ? memory::Offload::None : memory::Offload(i);
+        p.offload = p.offloadToDisk ? api::Offload::Group : i == balancedEntry ? api::Offload::None : api::Offload(i);
         if (i == balancedEntry) p.device = "balanced";
         else if (p.device == "balanced") p.device = "auto";
         refreshPrediction(row);
@@ -169,7 +169,7 @@ void PresetDialog::fillRow(int row) {
     });
     m_table->setCellWidget(row, Fp8, fp8);
 
-    auto addCheck = [&](int column, bool value, const char* name, bool memory::MemoryPlan::*field) {
+    auto addCheck = [&](int column, bool value, const char* name, bool api::MemoryPlan::*field) {
         QCheckBox* check = nullptr;
         m_table->setCellWidget(row, column, centredCheck(value, QLatin1String(name) + suffix, m_table, &check));
         connect(check, &QCheckBox::toggled, this, [this, row, field](bool on) {
@@ -177,10 +177,10 @@ void PresetDialog::fillRow(int row) {
             refreshPrediction(row);
         });
     };
-    addCheck(VaeSlicing, plan.vaeSlicing, "vaeSlicing", &memory::MemoryPlan::vaeSlicing);
-    addCheck(VaeTiling, plan.vaeTiling, "vaeTiling", &memory::MemoryPlan::vaeTiling);
-    addCheck(ChannelsLast, plan.channelsLast, "channelsLast", &memory::MemoryPlan::channelsLast);
-    addCheck(Winograd, plan.winogradConv, "winogradConv", &memory::MemoryPlan::winogradConv);
+    addCheck(VaeSlicing, plan.vaeSlicing, "vaeSlicing", &api::MemoryPlan::vaeSlicing);
+    addCheck(VaeTiling, plan.vaeTiling, "vaeTiling", &api::MemoryPlan::vaeTiling);
+    addCheck(ChannelsLast, plan.channelsLast, "channelsLast", &api::MemoryPlan::channelsLast);
+    addCheck(Winograd, plan.winogradConv, "winogradConv", &api::MemoryPlan::winogradConv);
 
     if (recommended) {
         const QColor highlight(255, 236, 160);

@@ -18,7 +18,7 @@ class PresetDialog : public QDialog {
     Q_OBJECT
 public:
     // Predicted peak bytes for a plan (current model, size, batch), or < 0 when unknown.
-    using Predictor = std::function<qint64(const memory::MemoryPlan&)>;
+    using Predictor = std::function<qint64(const api::MemoryPlan&)>;
 
     PresetDialog(std::vector<PresetEntry> presets, const QString& recommended, const QString& current,
                  Predictor predictor, QWidget* parent = nullptr);

@@ -1,7 +1,7 @@
 #pragma once
 // Where presets live: the shipped ones (<resources>/presets) and the user's custom ones
 // (<AppConfigLocation>/presets), read together.
-#include "core/memory/memory_plan.h"
+#include "core/memory/preset.h"
 
 #include <QString>
 #include <QStringList>

@@ -91,7 +91,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
 
     m_sampler = new QComboBox(this);
     m_sampler->setObjectName("sampler");
-    for (const auto& name : settings::samplerNames()) m_sampler->addItem(QString::fromStdString(name));
+    for (const auto& name : api::samplerNames()) m_sampler->addItem(QString::fromStdString(name));
     // Scheduler settings over the model's configuration: a single file cannot say whether an SD 2.x model
     // predicts ε or v, and A1111 users expect "leading" spacing where diffusers' samplers default to others.
     m_predictionType = choice("predictionType", {{tr("Model's prediction"), ""}, {tr("ε (epsilon)"), "epsilon"},
@@ -233,8 +233,8 @@ void PromptPanel::updateTokenCounts() {
     m_negativeTokens->setText(tokenCountLabel(countTokens(m_negative->toPlainText())));
 }
 
-settings::GenerationSettings PromptPanel::settings() const {
-    settings::GenerationSettings s = m_hidden;
+api::GenerationSettings PromptPanel::settings() const {
+    api::GenerationSettings s = m_hidden;
     s.prompt = m_prompt->toPlainText().toStdString();
     s.negativePrompt = m_negative->toPlainText().toStdString();
     s.seed = int64_t(m_seed->value());
@@ -253,7 +253,7 @@ settings::GenerationSettings PromptPanel::settings() const {
     return s;
 }
 
-void PromptPanel::setSettings(const settings::GenerationSettings& s) {
+void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_hidden = s;
     m_prompt->setPlainText(QString::fromStdString(s.prompt));
     m_negative->setPlainText(QString::fromStdString(s.negativePrompt));

@@ -1,7 +1,7 @@
 #pragma once
 // Prompt, negative prompt and the sampling settings, as one GenerationSettings value. The model and the memory
 // plan come from the main window (model picker, preset), not from here.
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <QWidget>
 
@@ -21,8 +21,8 @@ class PromptPanel : public QWidget {
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
     // The settings as shown; with a random seed, `seed` is whatever the seed box holds (see takeSeed).
-    settings::GenerationSettings settings() const;
-    void setSettings(const settings::GenerationSettings& s);
+    api::GenerationSettings settings() const;
+    void setSettings(const api::GenerationSettings& s);
     // The seed for the next run: a fresh random one when "Random" is on, else the box's value. Remembered for
     // "reuse last".
     int64_t takeSeed();
@@ -63,7 +63,7 @@ private:
     QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
     QDoubleSpinBox* m_refinerSwitch;
     int64_t m_lastSeed = -1;
-    settings::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
+    api::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };
 
 } // namespace dd::ui

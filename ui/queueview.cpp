@@ -1,6 +1,6 @@
 #include "ui/queueview.h"
 
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,7 @@ namespace {
 
 QString describe(const JobRow& job) {
     try {
-        const auto s = nlohmann::json::parse(job.specJson.toStdString()).get<settings::GenerationSettings>();
+        const auto s = nlohmann::json::parse(job.specJson.toStdString()).get<api::GenerationSettings>();
         return QObject::tr("%1 · seed %2 · %3×%4 · %5 steps")
             .arg(QString::fromStdString(s.prompt).left(60))
             .arg(s.seed)

@@ -26,7 +26,7 @@ qint64 VramGauge::usedBytes() const { return m_sample.cuda ? m_sample.deviceAllo
 qint64 VramGauge::reservedBytes() const { return m_sample.cuda ? m_sample.deviceReserved : 0; }
 qint64 VramGauge::totalBytes() const { return m_sample.cuda ? m_sample.deviceTotal : m_sample.hostTotal; }
 
-void VramGauge::addSample(const QString& stage, const memory::MemorySample& sample) {
+void VramGauge::addSample(const QString& stage, const api::MemorySample& sample) {
     m_sample = sample;
     ++m_samples;
     if (stage != QLatin1String("idle")) {

@@ -16,7 +16,7 @@ public:
 
     // A new run: clears the peak marker and the stage peaks.
     void beginRun();
-    void addSample(const QString& stage, const memory::MemorySample& sample);
+    void addSample(const QString& stage, const api::MemorySample& sample);
     void setBudget(qint64 bytes, const QString& presetName);  // 0 = no line
     void setPredictedPeak(qint64 bytes);                       // 0 = none
 
@@ -40,7 +40,7 @@ protected:
 private:
     void updateToolTip();
 
-    memory::MemorySample m_sample;
+    api::MemorySample m_sample;
     qint64 m_runPeak = 0, m_budget = 0, m_predicted = 0;
     QString m_presetName;
     QMap<QString, qint64> m_stagePeaks;  // "load", "encode", "denoise", "decode"

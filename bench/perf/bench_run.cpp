@@ -3,6 +3,7 @@
 // VAE decode, end to end, peak RSS. Optionally writes the image's raw RGB (parity between precisions).
 //   dd_bench_run --model DIR [--steps N] [--size PX] [--cfg X] [--sampler NAME] [--threads N]
 //                [--plan JSON] [--raw FILE]
+#include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 
 #include <nlohmann/json.hpp>
@@ -18,12 +19,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct FirstStep : dd::pipeline::Observer {
+struct FirstStep : dd::api::Observer {
     Clock::time_point start;
     double firstStepDone = 0;
     double firstStepUnix = 0;  // wall clock, so the harness can measure from process launch (dynamic loading too)
     bool wantsPreview(int, int) override { return false; }  // diffusers computes no preview either
-    void onStep(int step, int, const dd::pipeline::Image&) override {
+    void onStep(int step, int, const dd::api::Image&) override {
         if (step != 1) return;
         firstStepDone = std::chrono::duration<double>(Clock::now() - start).count();
         firstStepUnix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -34,7 +35,7 @@ struct FirstStep : dd::pipeline::Observer {
 
 int main(int argc, char** argv) {
     const auto start = Clock::now();
-    dd::settings::GenerationSettings s;
+    dd::api::GenerationSettings s;
     s.prompt = "a lighthouse on a cliff at sunset, oil painting";
     s.negativePrompt = "";
     s.sampler = "Euler";
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
         else if (k == "--cfg") s.cfgScale = std::stod(v);
         else if (k == "--sampler") s.sampler = v;
         else if (k == "--threads") threads = std::stoi(v);
-        else if (k == "--plan") s.plan = nlohmann::json::parse(v).get<dd::memory::MemoryPlan>();
+        else if (k == "--plan") s.plan = nlohmann::json::parse(v).get<dd::api::MemoryPlan>();
         else if (k == "--raw") raw = v;
         else {
             std::cerr << "unknown option " << k << "\n";
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     }
     if (threads > 0) at::set_num_threads(threads);
     dd::pipeline::Engine engine;
-    dd::pipeline::CancelToken cancel;
+    dd::api::CancelToken cancel;
     FirstStep observer;
     observer.start = start;
     const auto result = engine.generate(s, cancel, &observer);

@@ -29,7 +29,7 @@ nlohmann::json& field(nlohmann::json& j, const std::string& path) {
 
 } // namespace
 
-AbPair abSeeds(const settings::GenerationSettings& base, int64_t seedB) {
+AbPair abSeeds(const api::GenerationSettings& base, int64_t seedB) {
     if (seedB < 0) throw std::invalid_argument("seed B must not be negative");
     if (seedB == base.seed) throw std::invalid_argument("seed B equals seed A (" + std::to_string(seedB) + ")");
     AbPair p{base, base, "seed " + std::to_string(base.seed) + " vs " + std::to_string(seedB)};
@@ -37,7 +37,7 @@ AbPair abSeeds(const settings::GenerationSettings& base, int64_t seedB) {
     return p;
 }
 
-AbPair abSetting(const settings::GenerationSettings& base, const std::string& path, const nlohmann::json& value) {
+AbPair abSetting(const api::GenerationSettings& base, const std::string& path, const nlohmann::json& value) {
     nlohmann::json j = base;
     nlohmann::json* node = &field(j, path);
     if (node->is_object() || !sameKind(*node, value))
@@ -47,15 +47,15 @@ AbPair abSetting(const settings::GenerationSettings& base, const std::string& pa
     *node = value;
     AbPair p{base, base, label};
     try {
-        p.b = j.get<settings::GenerationSettings>();
+        p.b = j.get<api::GenerationSettings>();
     } catch (const nlohmann::json::exception& e) {
         throw std::invalid_argument("'" + path + "' = " + valueText(value) + ": " + e.what());
     }
-    settings::validate(p.b);  // std::invalid_argument with validate()'s message
+    api::validate(p.b);  // std::invalid_argument with validate()'s message
     return p;
 }
 
-AbPair abSettingFromText(const settings::GenerationSettings& base, const std::string& path, const std::string& text) {
+AbPair abSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text) {
     nlohmann::json j = base;
     const nlohmann::json& current = field(j, path);
     const auto bad = [&](const char* kind) {
@@ -83,19 +83,19 @@ AbPair abSettingFromText(const settings::GenerationSettings& base, const std::st
     return abSetting(base, path, value);
 }
 
-AbPair abPreset(const settings::GenerationSettings& base, const memory::Preset& preset) {
+AbPair abPreset(const api::GenerationSettings& base, const memory::Preset& preset) {
     AbPair p{base, base, "preset " + (base.preset.empty() ? std::string("(none)") : base.preset) + " vs " + preset.name};
     p.b.preset = preset.name;
     p.b.plan = preset.plan;
     if (p.b.plan == p.a.plan && p.b.preset == p.a.preset)
         throw std::invalid_argument("preset '" + preset.name + "' is what A already uses");
-    settings::validate(p.b);
+    api::validate(p.b);
     return p;
 }
 
 const std::vector<AbField>& abFields() {
     static const std::vector<AbField> fields = {
-        {"sampler", "Sampler", settings::samplerNames()},
+        {"sampler", "Sampler", api::samplerNames()},
         {"schedule_type", "Schedule type", {"", "Karras", "Exponential", "SGM Uniform"}},
         {"cfg_scale", "CFG scale", {}},
         {"steps", "Steps", {}},

@@ -7,7 +7,7 @@
 
 namespace dd::compare {
 
-PixelDifference pixelDifference(const pipeline::Image& a, const pipeline::Image& b) {
+PixelDifference pixelDifference(const api::Image& a, const api::Image& b) {
     PixelDifference d;
     d.sameSize = a.width == b.width && a.height == b.height && a.rgb.size() == b.rgb.size() &&
                  a.rgb.size() == size_t(a.width) * size_t(a.height) * 3;

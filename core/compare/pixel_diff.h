@@ -2,7 +2,7 @@
 // Pixel statistics of two 8-bit RGB images: what "identical" means and how far apart two results are.
 // Pure (no torch, no OpenCV): the CLI's verify, the engine-side tests and imaging/compare (which adds SSIM and
 // the heatmap on top) share these numbers.
-#include "core/pipeline/generation.h"
+#include "core/api/image.h"
 
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@ struct PixelDifference {
     int64_t totalPixels = 0;
 };
 
-PixelDifference pixelDifference(const pipeline::Image& a, const pipeline::Image& b);
+PixelDifference pixelDifference(const api::Image& a, const api::Image& b);
 
 // "identical", or "max |Δ| 12, mean |Δ| 0.31, PSNR 41.2 dB, 1 532 of 4 096 pixels differ", or the two sizes.
 std::string describe(const PixelDifference& d);

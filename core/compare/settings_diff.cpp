@@ -38,17 +38,17 @@ std::vector<FieldDifference> diffJson(const nlohmann::json& a, const nlohmann::j
     return out;
 }
 
-std::vector<FieldDifference> diffSettings(const settings::GenerationSettings& a, const settings::GenerationSettings& b) {
+std::vector<FieldDifference> diffSettings(const api::GenerationSettings& a, const api::GenerationSettings& b) {
     return diffJson(nlohmann::json(a), nlohmann::json(b));
 }
 
-nlohmann::json environmentJson(const pipeline::Environment& e) {
+nlohmann::json environmentJson(const api::Environment& e) {
     return {{"app_version", e.appVersion}, {"torch_version", e.torchVersion}, {"device", e.device},
             {"precision", e.precision},    {"attention", e.attention},        {"offload", e.offload},
             {"threads", e.threads},        {"deterministic", e.deterministic}};
 }
 
-std::vector<FieldDifference> diffEnvironment(const pipeline::Environment& a, const pipeline::Environment& b) {
+std::vector<FieldDifference> diffEnvironment(const api::Environment& a, const api::Environment& b) {
     return diffJson(environmentJson(a), environmentJson(b));
 }
 

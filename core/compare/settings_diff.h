@@ -2,8 +2,8 @@
 // What differs between two results: settings (a diff of their JSON form, so a field added to
 // GenerationSettings is compared without touching this file) and environment fingerprints.
 // Pure: no torch, no Qt; the compare view, the CLI's verify and the tests use it.
-#include "core/pipeline/generation.h"
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_result.h"
+#include "core/api/generation_settings.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -24,14 +24,14 @@ struct FieldDifference {
 std::vector<FieldDifference> diffJson(const nlohmann::json& a, const nlohmann::json& b);
 
 // Settings fields that differ (to_json of both). The seed is one of them for an "A/B seeds" pair.
-std::vector<FieldDifference> diffSettings(const settings::GenerationSettings& a, const settings::GenerationSettings& b);
+std::vector<FieldDifference> diffSettings(const api::GenerationSettings& a, const api::GenerationSettings& b);
 
 // Environment fields that differ, named as in docs/determinism.md: app_version, torch_version, device,
 // precision, attention, offload, threads, deterministic.
-std::vector<FieldDifference> diffEnvironment(const pipeline::Environment& a, const pipeline::Environment& b);
+std::vector<FieldDifference> diffEnvironment(const api::Environment& a, const api::Environment& b);
 
 // The environment as JSON with the names above (the sidecar's "environment" object uses the same names).
-nlohmann::json environmentJson(const pipeline::Environment& e);
+nlohmann::json environmentJson(const api::Environment& e);
 
 // "memory_plan.precision.unet: fp32 → fp16" lines for people.
 std::string describe(const std::vector<FieldDifference>& diffs);

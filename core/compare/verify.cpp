@@ -6,7 +6,7 @@
 
 namespace dd::compare {
 
-std::string pixelSha256(const pipeline::Image& image) {
+std::string pixelSha256(const api::Image& image) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     if (!EVP_Digest(image.rgb.data(), image.rgb.size(), digest, &length, EVP_sha256(), nullptr))
@@ -20,21 +20,21 @@ std::string pixelSha256(const pipeline::Image& image) {
     return s;
 }
 
-Recorded recordedFrom(const pipeline::GenerationResult& result) {
+Recorded recordedFrom(const api::GenerationResult& result) {
     Recorded r{result.settings, result.environment, {}};
     for (size_t i = 0; i < result.images.size(); ++i) r.images.push_back({int(i), result.images[i]});
     return r;
 }
 
-VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const pipeline::CancelToken& cancel,
-                    pipeline::Observer* observer, const pipeline::Image* initImage) {
+VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const api::CancelToken& cancel,
+                    api::Observer* observer, const api::Image* initImage) {
     for (const auto& img : recorded.images)
         if (img.index < 0 || img.index >= recorded.settings.batchSize)
             throw std::invalid_argument("image index " + std::to_string(img.index) + " is outside the batch of " +
                                         std::to_string(recorded.settings.batchSize));
     VerifyReport report;
     std::vector<RecordedImage> expected = recorded.images;
-    std::optional<pipeline::Environment> environment = recorded.environment;
+    std::optional<api::Environment> environment = recorded.environment;
     if (expected.empty()) {
         // Nothing recorded: the first run is the reference for the second.
         report.ranTwice = true;
@@ -45,7 +45,7 @@ VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const pi
     // A run without its own thread count used its machine's default (determinism mode) or followed the load
     // (outside it); the rerun pins the recorded count, so that another machine, or a busier one, can still
     // reproduce it bit for bit (outside determinism mode: if the count stayed put during the recorded run).
-    settings::GenerationSettings rerun = recorded.settings;
+    api::GenerationSettings rerun = recorded.settings;
     if (rerun.plan.threads <= 0 && environment && environment->threads > 0)
         rerun.plan.threads = environment->threads;
     report.rerun = engine.generate(rerun, cancel, observer, initImage);

@@ -18,20 +18,20 @@ namespace dd::compare {
 
 // SHA-256 (lowercase hex) of the RGB bytes, row-major, no header: equal to
 // hashlib.sha256(numpy.asarray(PIL.Image.open(p).convert("RGB")).tobytes()).hexdigest().
-std::string pixelSha256(const pipeline::Image& image);
+std::string pixelSha256(const api::Image& image);
 
 struct RecordedImage {
     int index = 0;  // position in the batch (its seed is settings.seed + index)
-    pipeline::Image image;
+    api::Image image;
 };
 
 struct Recorded {
-    settings::GenerationSettings settings;
-    std::optional<pipeline::Environment> environment;  // unknown for a bare settings file
+    api::GenerationSettings settings;
+    std::optional<api::Environment> environment;  // unknown for a bare settings file
     std::vector<RecordedImage> images;                 // empty: run twice and compare the two runs
 };
 
-Recorded recordedFrom(const pipeline::GenerationResult& result);
+Recorded recordedFrom(const api::GenerationResult& result);
 
 struct ImageVerdict {
     int index = 0;
@@ -46,13 +46,13 @@ struct VerifyReport {
     std::vector<ImageVerdict> images;
     std::vector<FieldDifference> environment;  // recorded (a) vs this rerun (b); empty when unknown or equal
     bool environmentKnown = false;
-    pipeline::GenerationResult rerun;        // the (last) rerun, with its own environment
+    api::GenerationResult rerun;        // the (last) rerun, with its own environment
 };
 
 // Throws what Engine::generate throws, and std::invalid_argument when a recorded image's index is outside the
 // batch. An init image (img2img) is passed as for Engine::generate.
-VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const pipeline::CancelToken& cancel,
-                    pipeline::Observer* observer = nullptr, const pipeline::Image* initImage = nullptr);
+VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const api::CancelToken& cancel,
+                    api::Observer* observer = nullptr, const api::Image* initImage = nullptr);
 
 // Several lines for people: the verdict, per image the hashes and the pixel difference, the fingerprint fields
 // that differ, and a hint when determinism mode was off.

@@ -1,5 +1,5 @@
 #pragma once
-// Determinism mode for the duration of one run (issue 8): deterministic algorithms, no cuDNN autotuning,
+// Determinism mode for the duration of one run: deterministic algorithms, no cuDNN autotuning,
 // no TF32 (cuBLAS, cuDNN), a fixed intra-op thread count. Torch's switches are process-global, so the
 // guard saves them and puts them back when the run ends, whichever way it ends.
 namespace dd::memory {

@@ -32,7 +32,7 @@ bool validDevice(int cudaDevice) { return cudaDevice >= 0 && cudaDevice < cudaDe
 
 c10::DeviceAllocator& cudaAllocator() { return *c10::getDeviceAllocator(c10::DeviceType::CUDA); }
 
-void sampleCuda(MemorySample& s, int device) {
+void sampleCuda(api::MemorySample& s, int device) {
     const auto index = c10::DeviceIndex(device);
     s.cuda = true;
     s.deviceName = cudaDeviceName(device);
@@ -61,8 +61,8 @@ int64_t physicalMemoryBytes() {
     return 0;
 }
 
-MemorySample sampleMemory(int cudaDevice) {
-    MemorySample s;
+api::MemorySample sampleMemory(int cudaDevice) {
+    api::MemorySample s;
     s.hostRss = procStatusBytes("VmRSS");
     s.hostPeak = procStatusBytes("VmHWM");
     s.hostTotal = physicalMemoryBytes();

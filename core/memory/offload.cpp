@@ -88,7 +88,7 @@ NetworkOffload::NetworkOffload(torch::nn::Module& net, const OffloadConfig& conf
         m_ledger.place(&l.stored, m_config.homeLabel, l.storedBytes);
         release(l);
     }
-    if (m_config.compute.is_cuda() && m_config.mode == Offload::Group)
+    if (m_config.compute.is_cuda() && m_config.mode == api::Offload::Group)
         m_streams = std::make_unique<Streams>(m_config.compute, m_groups.size());
     // Home is the compute device: the stored copies are what runs, always "on the device".
     if (sameHome())
@@ -107,7 +107,7 @@ NetworkOffload::~NetworkOffload() {
 }
 
 void NetworkOffload::storeLeaves(torch::nn::Module& net) {
-    const bool pin = m_config.compute.is_cuda() && m_config.mode == Offload::Group && m_config.diskFolder.empty();
+    const bool pin = m_config.compute.is_cuda() && m_config.mode == api::Offload::Group && m_config.diskFolder.empty();
     for (const auto& item : net.named_modules("", /*include_self=*/true)) {
         auto* hooked = dynamic_cast<nn::HookedLeaf*>(item.value().get());
         if (!hooked) {
@@ -187,14 +187,14 @@ void NetworkOffload::buildGroups(torch::nn::Module& net) {
         for (const auto& sub : m.modules(/*include_self=*/true))
             if (const auto it = m_leafIndex.find(sub.get()); it != m_leafIndex.end()) m_leaves[it->second].group = g;
     };
-    const bool perLeaf = m_config.mode == Offload::Sequential || m_config.mode == Offload::None ||
-                         (m_config.mode == Offload::Group && m_config.groupBlocks == 0);
+    const bool perLeaf = m_config.mode == api::Offload::Sequential || m_config.mode == api::Offload::None ||
+                         (m_config.mode == api::Offload::Group && m_config.groupBlocks == 0);
     if (perLeaf) {
         for (size_t i = 0; i < m_leaves.size(); ++i) {
             m_leaves[i].group = int(m_groups.size());
             m_groups.emplace_back();
         }
-    } else if (m_config.mode == Offload::Group) {
+    } else if (m_config.mode == api::Offload::Group) {
         const int n = std::max(1, m_config.groupBlocks);
         std::function<void(const torch::nn::Module&)> walk = [&](const torch::nn::Module& m) {
             for (const auto& child : m.children()) {
@@ -320,7 +320,7 @@ void NetworkOffload::offload(int g) {
 
 void NetworkOffload::begin() {
     m_inUse = true;
-    if (m_config.mode == Offload::Model) onload(0, false);
+    if (m_config.mode == api::Offload::Model) onload(0, false);
 }
 
 void NetworkOffload::end() {
@@ -346,7 +346,7 @@ void NetworkOffload::setComputeDtype(torch::ScalarType dtype) {
 void NetworkOffload::enter(torch::nn::Module& module) {
     auto& l = m_leaves[m_leafIndex.at(&module)];
     const int g = l.group;
-    if (m_config.mode == Offload::Group && g != 0 && g != m_current) {
+    if (m_config.mode == api::Offload::Group && g != 0 && g != m_current) {
         if (m_current > 0) m_next[m_current] = g;
         // Only this group and the one expected next stay on the device.
         const auto next = m_next.find(g);
@@ -367,7 +367,7 @@ void NetworkOffload::enter(torch::nn::Module& module) {
 void NetworkOffload::exit(torch::nn::Module& module) noexcept {
     auto& l = m_leaves[m_leafIndex.at(&module)];
     if (castsPerUse(l)) release(l);
-    if (m_config.mode == Offload::Sequential) offload(l.group);
+    if (m_config.mode == api::Offload::Sequential) offload(l.group);
 }
 
 } // namespace dd::memory

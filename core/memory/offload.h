@@ -20,8 +20,8 @@
 // With a disk folder the stored copies are written once to a file there and memory-mapped (the file is unlinked
 // at once, so nothing is left behind even after a crash); after each onload the copied pages are given back,
 // so the host holds only what the page cache keeps: the "disk" row of the ledger.
+#include "core/api/memory_plan.h"
 #include "core/memory/ledger.h"
-#include "core/memory/memory_plan.h"
 #include "core/nn/layers.h"
 
 #include <memory>
@@ -33,7 +33,7 @@
 namespace dd::memory {
 
 struct OffloadConfig {
-    Offload mode = Offload::None;
+    api::Offload mode = api::Offload::None;
     int groupBlocks = 1;                             // Group: blocks per group, 0 = leaf level
     torch::Device home = torch::kCPU;                // where the stored copies live
     torch::Device compute = torch::kCPU;             // where the network runs

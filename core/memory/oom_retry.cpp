@@ -16,9 +16,9 @@ std::optional<Fallback> lowerPreset(const FrugalState& s, const RetryContext& ct
         if (p->name == s.preset) below = p->budgetBytes;
     for (const auto* p : gpu) {
         if (p->budgetBytes >= below || p->name == s.preset) continue;
-        MemoryPlan plan = p->plan;
+        api::MemoryPlan plan = p->plan;
         // A balanced placement cannot offload: a preset that offloads runs on the first GPU instead.
-        plan.device = s.plan.device == "balanced" && plan.offload != Offload::None ? "auto" : s.plan.device;
+        plan.device = s.plan.device == "balanced" && plan.offload != api::Offload::None ? "auto" : s.plan.device;
         plan.maxMemory = s.plan.maxMemory;
         plan.threads = s.plan.threads;
         if (plan == s.plan) continue;
@@ -42,7 +42,7 @@ const char* stageName(Stage s) {
 
 std::optional<Fallback> nextFallback(Stage stage, const FrugalState& s, const RetryContext& ctx) {
     Fallback f{s, {}, false};
-    MemoryPlan& p = f.state.plan;
+    api::MemoryPlan& p = f.state.plan;
     switch (stage) {
     case Stage::Decode: {
         if (ctx.batch > 1 && !p.vaeSlicing) {
@@ -69,8 +69,8 @@ std::optional<Fallback> nextFallback(Stage stage, const FrugalState& s, const Re
         return std::nullopt;
     }
     case Stage::Denoise: {
-        if (p.attention != Attention::Sliced) {
-            p.attention = Attention::Sliced;
+        if (p.attention != api::Attention::Sliced) {
+            p.attention = api::Attention::Sliced;
             p.attentionSliceSize = 0;
             f.change = "sliced attention (auto)";
             return f;

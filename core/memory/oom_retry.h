@@ -8,7 +8,7 @@
 // "Next lower preset": the GPU preset (presets/*.json, not "cpu") with the largest budget below the current
 // preset's (or the largest one when the plan came from no preset) whose plan differs from the current plan;
 // its plan is taken whole, keeping the device and thread count. Pure: no torch.
-#include "core/memory/memory_plan.h"
+#include "core/memory/preset.h"
 
 #include <optional>
 #include <string>
@@ -20,7 +20,7 @@ enum class Stage { Load, Encode, Denoise, Decode };
 const char* stageName(Stage s);  // "load", "text encode", "denoise", "VAE decode"
 
 struct FrugalState {
-    MemoryPlan plan;
+    api::MemoryPlan plan;
     std::string preset;     // the preset the plan came from ("" = none)
     bool vaeOnCpu = false;  // decode on the CPU (not a plan setting: an emergency measure)
 };

@@ -1,7 +1,6 @@
 // Peak memory per stage; the formula and where each constant comes from are in docs/memory.md.
 #include "core/memory/predictor.h"
 
-#include "core/nn/config_value.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +31,7 @@ constexpr double kVaeSpikeTensors = 4.0;
 constexpr int64_t kCpuBaseline = int64_t(300) << 20;
 constexpr int64_t kCudaContext = int64_t(600) << 20;
 
-int64_t bytesOf(Precision p) { return p == Precision::FP32 ? 4 : 2; }
+int64_t bytesOf(api::Precision p) { return p == api::Precision::FP32 ? 4 : 2; }
 
 int64_t sum(const std::vector<TextEncoderShape>& tes, int64_t (*f)(const TextEncoderShape&)) {
     int64_t s = 0;
@@ -41,24 +40,24 @@ int64_t sum(const std::vector<TextEncoderShape>& tes, int64_t (*f)(const TextEnc
 }
 
 // Bytes of the score matrices alive at once for self-attention of `rows` = batch·heads rows over L tokens.
-int64_t scoreBytes(const MemoryPlan& plan, bool cuda, int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t dtypeBytes,
+int64_t scoreBytes(const api::MemoryPlan& plan, bool cuda, int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t dtypeBytes,
                    std::string* how) {
     const int64_t rows = batch * heads;
     switch (plan.attention) {
-    case Attention::Sdpa:
+    case api::Attention::Sdpa:
         // Flash (CPU, CUDA fp16) and memory-efficient kernels work in blocks: no score matrix.
         *how = "sdpa";
         return 0;
-    case Attention::SdpaMath:
+    case api::Attention::SdpaMath:
         *how = "sdpa-math";
         return int64_t(kMathScoreCopies * double(rows * lq * lk * (cuda ? dtypeBytes : 4)));
-    case Attention::Sliced: {
+    case api::Attention::Sliced: {
         const int64_t slice = std::min(rows, plan.attentionSliceSize > 0 ? int64_t(plan.attentionSliceSize)
                                                                          : std::max<int64_t>(heads / 2, 1));
         *how = "sliced (" + std::to_string(slice) + " rows)";
         return int64_t(kClassicScoreCopies * double(slice * lq * lk * dtypeBytes));
     }
-    case Attention::Chunked: {
+    case api::Attention::Chunked: {
         const int64_t chunk = std::min<int64_t>(lq, std::max(plan.queryChunkSize, 1));
         *how = "chunked (" + std::to_string(chunk) + " queries)";
         return int64_t(kClassicScoreCopies * double(rows * chunk * lk * dtypeBytes));
@@ -161,15 +160,15 @@ struct Placement {
     int64_t unet, vae, te;
 };
 
-int64_t offloadedShare(const MemoryPlan& plan, int64_t bytes) {
+int64_t offloadedShare(const api::MemoryPlan& plan, int64_t bytes) {
     switch (plan.offload) {
-    case Offload::None:
-    case Offload::Model: return bytes;
+    case api::Offload::None:
+    case api::Offload::Model: return bytes;
     // Sequential: one leaf module at a time, a few percent of a network. Group: the unmatched leaves plus two
     // groups of groupBlocks blocks (core/memory/offload); an SD UNet has ~11 groups, the largest ~1.5x the
     // average. Leaf level (groupBlocks 0): two leaves, as small as sequential.
-    case Offload::Sequential: return bytes / 20;
-    case Offload::Group: return plan.groupBlocks == 0 ? bytes / 20 : std::min(bytes, bytes * 3 * plan.groupBlocks / 11);
+    case api::Offload::Sequential: return bytes / 20;
+    case api::Offload::Group: return plan.groupBlocks == 0 ? bytes / 20 : std::min(bytes, bytes * 3 * plan.groupBlocks / 11);
     }
     return bytes;
 }
@@ -198,7 +197,7 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     const int64_t unetW = weights.unet, vaeW = weights.vae,
                   teW = std::accumulate(weights.textEncoders.begin(), weights.textEncoders.end(), int64_t(0));
     const int64_t all = weights.total();
-    const bool offload = in.cuda && plan.offload != Offload::None;
+    const bool offload = in.cuda && plan.offload != api::Offload::None;
 
     for (auto* st : {&p.load, &p.encode, &p.denoise, &p.decode}) st->baseline = baseline;
 
@@ -210,11 +209,11 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     // resident from the load on.
     const bool inPlace = in.weightsFromFile && !in.cuda && shape.fileBytes >= params * 4 * 95 / 100;
     const bool fp8 = !plan.fp8Storage.empty();
-    auto touched = [&](Precision p, int64_t bytes) { return inPlace && p == Precision::FP32 ? bytes : 0; };
+    auto touched = [&](api::Precision p, int64_t bytes) { return inPlace && p == api::Precision::FP32 ? bytes : 0; };
     const bool unetReadInPlace = touched(plan.unet, 1) > 0;
     // The UNet's fp8 copies are made at load, so an fp8 UNet is resident from then on, read in place or not.
     const int64_t lazyTe = touched(plan.textEncoder, teW), lazyUnet = unetReadInPlace && !fp8 ? unetW : 0,
-                  lazyVae = vaeFp32 || plan.vae == Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
+                  lazyVae = vaeFp32 || plan.vae == api::Precision::FP32 ? (inPlace ? vaeW : 0) : 0;
     const int64_t resident = all - lazyTe - lazyUnet - lazyVae;
 
     // Load: networks are built without initial values and each file tensor is converted straight to its
@@ -287,7 +286,7 @@ Prediction predict(const ModelShape& shape, const PredictInput& in) {
     return p;
 }
 
-NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const MemoryPlan& plan) {
+NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const api::MemoryPlan& plan) {
     NetworkWeightBytes w;
     w.unet = shape.unet.params * (plan.fp8Storage.empty() ? bytesOf(plan.unet) : 1);
     w.vae = shape.vae.params * (shape.vae.forceUpcast && plan.vaeUpcast ? 4 : bytesOf(plan.vae));
@@ -301,7 +300,7 @@ int64_t NetworkWeightBytes::total() const {
     return n;
 }
 
-int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan) { return networkWeightBytes(shape, plan).total(); }
+int64_t modelWeightBytes(const ModelShape& shape, const api::MemoryPlan& plan) { return networkWeightBytes(shape, plan).total(); }
 
 std::string formatGb(int64_t bytes) {
     char buf[32];
@@ -321,22 +320,22 @@ Fit fits(const Prediction& prediction, int64_t budgetBytes, const std::vector<Pr
     // Single toggles, each tried on its own; those that make it fit win, else those that help most.
     struct Option {
         const char* words;
-        MemoryPlan plan;
+        api::MemoryPlan plan;
     };
     std::vector<Option> options;
     const auto& base = prediction.input.plan;
     auto with = [&](const char* words, auto change) {
-        MemoryPlan p = base;
+        api::MemoryPlan p = base;
         change(p);
         if (!(p == base)) options.push_back({words, p});
     };
-    with("enable VAE tiling", [](MemoryPlan& p) { p.vaeTiling = true; });
-    if (prediction.input.batch > 1) with("enable VAE slicing", [](MemoryPlan& p) { p.vaeSlicing = true; });
-    if (base.attention != Attention::Sliced && base.attention != Attention::Sdpa)
-        with("use sliced attention", [](MemoryPlan& p) { p.attention = Attention::Sliced; });
+    with("enable VAE tiling", [](api::MemoryPlan& p) { p.vaeTiling = true; });
+    if (prediction.input.batch > 1) with("enable VAE slicing", [](api::MemoryPlan& p) { p.vaeSlicing = true; });
+    if (base.attention != api::Attention::Sliced && base.attention != api::Attention::Sdpa)
+        with("use sliced attention", [](api::MemoryPlan& p) { p.attention = api::Attention::Sliced; });
     if (prediction.input.cuda) {
-        with("use fp16", [](MemoryPlan& p) { p.unet = p.textEncoder = p.vae = Precision::FP16; });
-        with("enable model offload", [](MemoryPlan& p) { if (p.offload == Offload::None) p.offload = Offload::Model; });
+        with("use fp16", [](api::MemoryPlan& p) { p.unet = p.textEncoder = p.vae = api::Precision::FP16; });
+        with("enable model offload", [](api::MemoryPlan& p) { if (p.offload == api::Offload::None) p.offload = api::Offload::Model; });
     }
     std::vector<std::pair<int64_t, std::string>> helping;
     for (const auto& o : options) {
@@ -367,55 +366,39 @@ Fit fits(const Prediction& prediction, int64_t budgetBytes, const std::vector<Pr
 
 // --- configs -------------------------------------------------------------------------------------------
 
-namespace {
-
-using nn::configValue;
-
-// A config value that is a number or one number per block.
-std::vector<int64_t> perLevel(const nlohmann::json& j, const char* key, int64_t fallback, size_t n) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return std::vector<int64_t>(n, fallback);
-    if (it->is_array()) return io::jsonAs<std::vector<int64_t>>(*it);
-    return std::vector<int64_t>(n, io::jsonAs<int64_t>(*it));
+UNetShape shapeOf(const nn::UNetConfig& c, int64_t params) {
+    UNetShape u;
+    u.params = params;
+    u.inChannels = c.inChannels;
+    u.blockOutChannels = c.blockOutChannels;
+    for (const auto& t : c.downBlockTypes) u.attention.push_back(t == "CrossAttnDownBlock2D");
+    u.heads = c.heads;
+    u.transformerLayers = c.transformerLayers;
+    u.layersPerBlock = c.layersPerBlock.empty() ? 2 : c.layersPerBlock.front();
+    u.crossAttentionDim = c.crossAttentionDim.empty() ? 768 : c.crossAttentionDim.front();
+    return u;
 }
 
-} // namespace
+VaeShape shapeOf(const nn::VaeConfig& c, int64_t params) {
+    VaeShape v;
+    v.params = params;
+    v.blockOutChannels = c.blockOutChannels;
+    v.latentChannels = c.latentChannels;
+    v.sampleSize = c.sampleSize;
+    v.forceUpcast = c.forceUpcast;
+    v.midAttention = c.midBlockAddAttention;
+    return v;
+}
 
-ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::json& vae,
-                                 const std::vector<nlohmann::json>& textEncoders) {
-    ModelShape m;
-    auto& u = m.unet;
-    u.inChannels = configValue<int64_t>(unet, "in_channels", 4);
-    u.blockOutChannels = configValue(unet, "block_out_channels", std::vector<int64_t>{320, 640, 1280, 1280});
-    const size_t n = u.blockOutChannels.size();
-    const auto down = configValue(unet, "down_block_types", std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
-                                                                            "CrossAttnDownBlock2D", "DownBlock2D"});
-    for (size_t l = 0; l < n; ++l) u.attention.push_back(l < down.size() && down[l].rfind("CrossAttn", 0) == 0);
-    u.heads = perLevel(unet, "attention_head_dim", 8, n);
-    u.transformerLayers = perLevel(unet, "transformer_layers_per_block", 1, n);
-    u.layersPerBlock = perLevel(unet, "layers_per_block", 2, n).front();
-    u.crossAttentionDim = perLevel(unet, "cross_attention_dim", 768, n).front();
-
-    auto& v = m.vae;
-    v.blockOutChannels = configValue(vae, "block_out_channels", v.blockOutChannels);
-    v.latentChannels = configValue<int64_t>(vae, "latent_channels", 4);
-    const auto size = vae.find("sample_size");
-    v.sampleSize = size != vae.end() && size->is_array() && !size->empty() ? io::jsonAs<int64_t>((*size)[0])
-                                                                           : configValue<int64_t>(vae, "sample_size", 512);
-    v.forceUpcast = configValue(vae, "force_upcast", true);
-    v.midAttention = configValue(vae, "mid_block_add_attention", true);
-
-    for (const auto& te : textEncoders) {
-        const auto& t = te.contains("text_config") ? te.at("text_config") : te;
-        TextEncoderShape s;
-        s.hiddenSize = configValue<int64_t>(t, "hidden_size", 512);
-        s.intermediateSize = configValue<int64_t>(t, "intermediate_size", 2048);
-        s.heads = configValue<int64_t>(t, "num_attention_heads", 8);
-        s.tokens = configValue<int64_t>(t, "max_position_embeddings", 77);
-        s.vocabSize = configValue<int64_t>(t, "vocab_size", 49408);
-        m.textEncoders.push_back(s);
-    }
-    return m;
+TextEncoderShape shapeOf(const nn::ClipTextConfig& c, int64_t params) {
+    TextEncoderShape t;
+    t.params = params;
+    t.hiddenSize = c.hiddenSize;
+    t.intermediateSize = c.intermediateSize;
+    t.heads = c.numAttentionHeads;
+    t.tokens = c.maxPositionEmbeddings;
+    t.vocabSize = c.vocabSize;
+    return t;
 }
 
 void to_json(nlohmann::json& j, const StageEstimate& e) {

@@ -4,22 +4,21 @@
 // predictions and warn before a run that would not fit.
 //
 // Usage:
-//   auto shape = memory::modelShapeOf(settings.model);            // reads configs + tensor headers, no weights
+//   auto shape = pipeline::modelShapeOf(settings.model);          // reads configs + tensor headers, no weights
 //   auto p = memory::predict(shape, {settings.width, settings.height, settings.batchSize, settings.plan,
 //                                    cfgScale > 1});
 //   auto fit = memory::fits(p, preset.budgetBytes, &presets);
 //   if (!fit.fits) warn(fit.message);   // "needs 7.8 GB, preset budget 6 GB: enable VAE tiling or switch to 6gb"
-#include "core/memory/memory_plan.h"
+#include "core/memory/preset.h"
+#include "core/nn/clip_text_config.h"
+#include "core/nn/unet_config.h"
+#include "core/nn/vae_config.h"
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-namespace dd::pipeline {
-struct SdModel;
-}
 
 namespace dd::memory {
 
@@ -63,19 +62,15 @@ struct ModelShape {
     int64_t fileBytes = 0;                        // bytes of weight files read at load (0: built in memory)
 };
 
-// From diffusers config.json values (the keys above). Parameter counts are not in configs: set them, or use
-// modelShapeOf(), which counts them from the weight files' headers.
-ModelShape modelShapeFromConfigs(const nlohmann::json& unet, const nlohmann::json& vae,
-                                 const std::vector<nlohmann::json>& textEncoders);
-// Any model the engine opens (diffusers folder, single file, "demo:tiny-sd1"): configs and tensor sizes only,
-// no weights read. Throws dd::io::ModelFileError like the loader. Defined in dd_core (predictor_model.cpp).
-ModelShape modelShapeOf(const std::string& model);
-// A loaded model (exact parameter counts). Defined in dd_core.
-ModelShape modelShapeOf(const pipeline::SdModel& model);
+// From the networks' own config readers (core/nn, torch-free), the one reading of config.json; parameter counts
+// are not in configs (pipeline::modelShapeOf counts them from the weight files' headers).
+UNetShape shapeOf(const nn::UNetConfig& config, int64_t params);
+VaeShape shapeOf(const nn::VaeConfig& config, int64_t params);
+TextEncoderShape shapeOf(const nn::ClipTextConfig& config, int64_t params);
 
 struct PredictInput {
     int width = 512, height = 512, batch = 1;
-    MemoryPlan plan;
+    api::MemoryPlan plan;
     bool cfg = true;              // classifier-free guidance doubles the UNet batch
     bool cuda = false;            // where the networks run (plan.device "auto" is resolved by the caller)
     int64_t baselineBytes = -1;   // process (CPU) or CUDA context (GPU) memory before loading; < 0: typical value
@@ -121,18 +116,10 @@ struct NetworkWeightBytes {
     std::vector<int64_t> textEncoders;  // in ModelShape::textEncoders' order
     int64_t total() const;
 };
-NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
+NetworkWeightBytes networkWeightBytes(const ModelShape& shape, const api::MemoryPlan& plan);
 // Their sum.
-int64_t modelWeightBytes(const ModelShape& shape, const MemoryPlan& plan);
+int64_t modelWeightBytes(const ModelShape& shape, const api::MemoryPlan& plan);
 
-// PredictInput::loraBytes for LoRA files (paths) from their tensor shapes alone: side path = Σ down + up elements,
-// merge = Σ out·in·k·k of each touched layer (a layer touched by several LoRAs counted once), in the networks'
-// precision. Throws dd::io::ModelFileError like the loader. Defined in dd_core (predictor_model.cpp).
-int64_t loraExtraBytes(const std::vector<std::string>& loraFiles, const MemoryPlan& plan, bool sidePath);
-
-// PredictInput::controlNetParams for ControlNet folders/files (tensor sizes from the headers; each distinct path
-// counted once, as the engine loads it once). Throws dd::io::ModelFileError. Defined in dd_core.
-int64_t controlNetParameters(const std::vector<std::string>& controlNets);
 
 // Verdict against a budget. `message` is empty when it fits, else e.g. "needs 7.8 GB, preset budget 6 GB:
 // enable VAE tiling or switch to 6gb": the single toggles that make it fit (or, when none does alone, that help

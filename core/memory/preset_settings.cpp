@@ -2,7 +2,7 @@
 
 namespace dd::memory {
 
-void applyPreset(const Preset& preset, settings::GenerationSettings& s) {
+void applyPreset(const Preset& preset, api::GenerationSettings& s) {
     s.plan = preset.plan;
     s.preset = preset.name;
 }

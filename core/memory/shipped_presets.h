@@ -1,7 +1,7 @@
 #pragma once
 // The presets the app ships (resources/presets: the VRAM recipe table's rows and cpu), read once per process.
 // The window adds the user's own presets on top (ui/presetstore.h).
-#include "core/memory/memory_plan.h"
+#include "core/memory/preset.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
+#include "core/api/json_value.h"
 #include "core/nn/clip_text_config.h"
-#include "core/io/json_value.h"
 
 #include "core/io/model_error.h"
 #include "core/nn/config_value.h"
@@ -49,7 +49,7 @@ ClipTextConfig ClipTextConfig::fromJson(const nlohmann::json& j, bool withProjec
     c.maxPositionEmbeddings = positive(j, "max_position_embeddings", 77, 1 << 16);
     c.layerNormEps = j.value("layer_norm_eps", 1e-5);
     c.hiddenAct = activationFromName(j.value("hidden_act", std::string("quick_gelu")));
-    c.eosTokenId = j.contains("eos_token_id") && j["eos_token_id"].is_number_integer() ? io::jsonAs<int64_t>(j["eos_token_id"]) : 49407;
+    c.eosTokenId = j.contains("eos_token_id") && j["eos_token_id"].is_number_integer() ? api::jsonAs<int64_t>(j["eos_token_id"]) : 49407;
     c.projectionDim = withProjection ? positive(j, "projection_dim", 512) : 0;
     if (c.hiddenSize % c.numAttentionHeads != 0)
         throw io::ModelFileError("config.json", "text encoder hidden_size " + std::to_string(c.hiddenSize) +

@@ -1,6 +1,6 @@
 #pragma once
 // Reading diffusers' config.json: a missing key and an explicit null both mean "the class default".
-#include "core/io/json_value.h"
+#include "core/api/json_value.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +11,7 @@ namespace dd::nn {
 template <typename T>
 T configValue(const nlohmann::json& j, const char* key, T fallback) {
     const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : io::jsonAs<T>(*it);
+    return it == j.end() || it->is_null() ? fallback : api::jsonAs<T>(*it);
 }
 
 // Sizes a real checkpoint could have; anything else is a damaged or hostile config.json, refused before a

@@ -10,7 +10,7 @@
 namespace dd::nn {
 namespace {
 
-Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1) {
+Conv2d plainConv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1) {
     return Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2));
 }
 
@@ -19,13 +19,13 @@ Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1) {
 ControlNetConditioningEmbeddingImpl::ControlNetConditioningEmbeddingImpl(int64_t inChannels,
                                                                          const std::vector<int64_t>& ch,
                                                                          int64_t outChannels) {
-    conv_in = register_module("conv_in", conv(inChannels, ch[0], 3));
+    conv_in = register_module("conv_in", plainConv(inChannels, ch[0], 3));
     blocks = register_module("blocks", torch::nn::ModuleList());
     for (size_t i = 0; i + 1 < ch.size(); ++i) {
-        blocks->push_back(conv(ch[i], ch[i], 3));
-        blocks->push_back(conv(ch[i], ch[i + 1], 3, 2));
+        blocks->push_back(plainConv(ch[i], ch[i], 3));
+        blocks->push_back(plainConv(ch[i], ch[i + 1], 3, 2));
     }
-    conv_out = register_module("conv_out", conv(ch.back(), outChannels, 3));
+    conv_out = register_module("conv_out", plainConv(ch.back(), outChannels, 3));
 }
 
 torch::Tensor ControlNetConditioningEmbeddingImpl::forward(const torch::Tensor& hint) {
@@ -38,7 +38,7 @@ ControlNetModelImpl::ControlNetModelImpl(const ControlNetConfig& c, AttentionOpt
     const auto& ch = c.blockOutChannels;
     const size_t n = ch.size();
     const int64_t timeDim = ch[0] * 4;
-    conv_in = register_module("conv_in", conv(c.inChannels, ch[0], 3));
+    conv_in = register_module("conv_in", plainConv(c.inChannels, ch[0], 3));
     time_embedding = register_module("time_embedding", TimestepEmbedding(ch[0], timeDim));
     if (c.additionEmbedType == "text_time")
         add_embedding = register_module("add_embedding", TimestepEmbedding(c.projectionClassEmbeddingsInputDim, timeDim));
@@ -47,15 +47,15 @@ ControlNetModelImpl::ControlNetModelImpl(const ControlNetConfig& c, AttentionOpt
 
     down_blocks = register_module("down_blocks", torch::nn::ModuleList());
     controlnet_down_blocks = register_module("controlnet_down_blocks", torch::nn::ModuleList());
-    controlnet_down_blocks->push_back(conv(ch[0], ch[0], 1));
+    controlnet_down_blocks->push_back(plainConv(ch[0], ch[0], 1));
     for (size_t i = 0; i < n; ++i) {
         const auto b = downBlockConfigFor(c, i, timeDim);
         down_blocks->push_back(UNetDownBlock(b));
         for (int64_t k = 0; k < c.layersPerBlock[i] + (b.addSampler ? 1 : 0); ++k)
-            controlnet_down_blocks->push_back(conv(ch[i], ch[i], 1));
+            controlnet_down_blocks->push_back(plainConv(ch[i], ch[i], 1));
     }
     mid_block = register_module("mid_block", UNetMidBlock(midBlockConfigFor(c, timeDim)));
-    controlnet_mid_block = register_module("controlnet_mid_block", conv(ch[n - 1], ch[n - 1], 1));
+    controlnet_mid_block = register_module("controlnet_mid_block", plainConv(ch[n - 1], ch[n - 1], 1));
     setAttention(attention);
 }
 

@@ -21,12 +21,12 @@ struct Reader {
     std::vector<int64_t> perBlock(const char* key, int64_t fallback, size_t blocks) const {
         const auto it = j.find(key);
         if (it == j.end() || it->is_null()) return std::vector<int64_t>(blocks, fallback);
-        if (it->is_number_integer()) return std::vector<int64_t>(blocks, io::jsonAs<int64_t>(*it));
+        if (it->is_number_integer()) return std::vector<int64_t>(blocks, api::jsonAs<int64_t>(*it));
         if (!it->is_array() || it->size() != blocks ||
             !std::all_of(it->begin(), it->end(), [](auto& v) { return v.is_number_integer(); }))
             throw io::ModelFileError(source, std::string("'") + key + "' must be an integer or a list of " +
                                                  std::to_string(blocks) + " integers");
-        return io::jsonAs<std::vector<int64_t>>(*it);
+        return api::jsonAs<std::vector<int64_t>>(*it);
     }
     void requireValue(const char* key, const std::string& expected) const {
         const auto v = configValue<std::string>(j, key, expected);

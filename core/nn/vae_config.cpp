@@ -21,7 +21,7 @@ VaeConfig VaeConfig::fromJson(const nlohmann::json& j) {
         c.normGroups = configValue<int64_t>(j, "norm_num_groups", 32);
         const auto size = j.find("sample_size");
         if (size != j.end() && size->is_array() && !size->empty())
-            c.sampleSize = io::jsonAs<int64_t>((*size)[0]);
+            c.sampleSize = api::jsonAs<int64_t>((*size)[0]);
         else
             c.sampleSize = configValue<int64_t>(j, "sample_size", 32);
         c.scalingFactor = configValue(j, "scaling_factor", 0.18215);

@@ -2,6 +2,7 @@
 
 #include "core/memory/memory_probe.h"
 #include "core/memory/predictor.h"
+#include "core/pipeline/memory_prediction.h"
 
 #include <torch/torch.h>
 
@@ -10,7 +11,7 @@
 namespace dd::pipeline {
 namespace {
 
-std::vector<memory::DeviceCap> cudaCaps(const memory::MemoryPlan& plan) {
+std::vector<memory::DeviceCap> cudaCaps(const api::MemoryPlan& plan) {
     const int n = memory::cudaDeviceCount();
     if (n == 0)
         throw std::invalid_argument("memory plan: balanced placement spreads the networks over CUDA devices and none "
@@ -27,11 +28,11 @@ std::vector<memory::DeviceCap> cudaCaps(const memory::MemoryPlan& plan) {
 
 } // namespace
 
-Placement balancedPlacement(const std::string& model, const memory::MemoryPlan& plan, Placement p,
+Placement balancedPlacement(const std::string& model, const api::MemoryPlan& plan, Placement p,
                             const std::vector<memory::DeviceCap>& standIns) {
     const auto caps = standIns.empty() ? cudaCaps(plan) : standIns;
     // Weight bytes as the networks will hold them: the plan's dtypes, fp8 storage, the SDXL VAE's upcast.
-    const auto weights = memory::networkWeightBytes(memory::modelShapeOf(model), plan);
+    const auto weights = memory::networkWeightBytes(modelShapeOf(model), plan);
     std::vector<memory::ComponentSize> parts{{"unet", weights.unet}, {"vae", weights.vae}};
     for (size_t i = 0; i < weights.textEncoders.size(); ++i)
         parts.push_back({i ? "text_encoder_2" : "text_encoder", weights.textEncoders[i]});

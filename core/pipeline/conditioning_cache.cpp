@@ -7,9 +7,9 @@ namespace dd::pipeline {
 const text::CfgConditioning* ConditioningCache::find(const ConditioningKey& key) {
     for (auto it = m_entries.begin(); it != m_entries.end(); ++it) {
         const auto& k = it->first;
-        const bool sameSides = k.negative == key.negative || (!key.negative && k.negative);
+        const bool sameSides = k.text.negative == key.text.negative || (!key.text.negative && k.text.negative);
         auto sameRest = k;
-        sameRest.negative = key.negative;
+        sameRest.text.negative = key.text.negative;
         if (!sameSides || !(sameRest == key)) continue;
         m_entries.splice(m_entries.begin(), m_entries, it);
         return &m_entries.front().second;

@@ -1,8 +1,9 @@
 #pragma once
-// Text conditioning kept between runs (issue 15): artists change the seed, CFG, steps, sampler or size far
+// Text conditioning kept between runs: artists change the seed, CFG, steps, sampler or size far
 // more often than the prompt. An entry is the encoders' output for one (model, prompts, text options,
 // precision); SDXL time ids are not cached, they follow the image size and cost nothing.
 #include "core/text/conditioning.h"
+#include "core/text/text_input.h"
 
 #include <cstdint>
 #include <list>
@@ -11,13 +12,12 @@
 
 namespace dd::pipeline {
 
+using text::TextInput;
+
 // Everything that changes what the text encoders produce.
 struct ConditioningKey {
-    std::string model;           // the loaded model's source (entries are dropped when the model changes)
-    std::string prompt;
-    std::optional<std::string> negative;  // nullopt: encoded without CFG (no negative side)
-    int clipSkip = 1;
-    std::string promptSyntax, emphasis;
+    std::string model;           // the loaded model's source and the LoRAs applied to it (LoraStack::signature)
+    TextInput text;              // an input without CFG is also served by an entry that has the negative side
     int dtype = 0;               // the text encoders' c10::ScalarType
     bool operator==(const ConditioningKey&) const = default;
 };

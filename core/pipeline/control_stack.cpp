@@ -51,7 +51,7 @@ void adoptUnetValues(nlohmann::json& config, const nn::UNetConfig& u) {
     if (config.contains("addition_embed_type")) config["addition_time_embed_dim"] = u.additionTimeEmbedDim;
 }
 
-torch::Tensor hintTensor(const Image& img, const settings::GenerationSettings& s, bool cfg, torch::Device device) {
+torch::Tensor hintTensor(const api::Image& img, const api::GenerationSettings& s, bool cfg, torch::Device device) {
     if (img.width != s.width || img.height != s.height || img.rgb.size() != size_t(img.width) * size_t(img.height) * 3)
         throw std::invalid_argument("a control image is " + std::to_string(img.width) + "x" + std::to_string(img.height) +
                                     " but the run is " + std::to_string(s.width) + "x" + std::to_string(s.height) +
@@ -72,8 +72,8 @@ bool controlActiveAt(double start, double end, int64_t step, int64_t steps) {
     return !(from < start || to > end);
 }
 
-std::vector<settings::ControlNetSetting> ControlStack::prepare(const SdModel& m, const settings::GenerationSettings& s,
-                                                               const std::vector<Image>& images, torch::Device home,
+std::vector<api::ControlNetSetting> ControlStack::prepare(const SdModel& m, const api::GenerationSettings& s,
+                                                               const std::vector<api::Image>& images, torch::Device home,
                                                                torch::Device compute, torch::ScalarType dtype,
                                                                bool channelsLast, bool cfg,
                                                                const std::function<void(const torch::nn::Module*)>& release) {
@@ -81,7 +81,7 @@ std::vector<settings::ControlNetSetting> ControlStack::prepare(const SdModel& m,
         throw std::invalid_argument(std::to_string(s.controlnets.size()) + " ControlNet(s) but " + std::to_string(images.size()) +
                                     " control image(s)");
     std::vector<Loaded> keep;
-    std::vector<settings::ControlNetSetting> applied = s.controlnets;
+    std::vector<api::ControlNetSetting> applied = s.controlnets;
     m_active.clear();
     for (size_t i = 0; i < s.controlnets.size(); ++i) {
         const auto& c = s.controlnets[i];

@@ -4,9 +4,9 @@
 // tensor, and at every step the residuals of the ControlNets whose guidance range covers that step, summed, as
 // diffusers' MultiControlNetModel does. One ControlStack belongs to one loaded model (clear it when that goes).
 // Not thread-safe: the engine thread only.
+#include "core/api/generation_settings.h"
+#include "core/api/image.h"
 #include "core/nn/controlnet.h"
-#include "core/pipeline/generation.h"
-#include "core/settings/generation_settings.h"
 
 #include <functional>
 #include <optional>
@@ -34,8 +34,8 @@ public:
     // image, already preprocessed, at s.width × s.height. Networks no longer named are dropped; `release` is told
     // each one before it goes (the engine takes it out of its offload bookkeeping). Returns the settings with the
     // hashes filled in. Throws std::invalid_argument, dd::io::ModelFileError.
-    std::vector<settings::ControlNetSetting> prepare(const SdModel& m, const settings::GenerationSettings& s,
-                                                     const std::vector<Image>& images, torch::Device home,
+    std::vector<api::ControlNetSetting> prepare(const SdModel& m, const api::GenerationSettings& s,
+                                                     const std::vector<api::Image>& images, torch::Device home,
                                                      torch::Device compute, torch::ScalarType dtype, bool channelsLast,
                                                      bool cfg, const std::function<void(const torch::nn::Module*)>& release);
     const std::vector<Active>& active() const { return m_active; }

@@ -14,12 +14,14 @@
 #include "core/memory/release_memory.h"
 #include "core/memory/shipped_presets.h"
 #include "core/nn/clip_text.h"
+#include "core/nn/cpu_kernels.h"
 #include "core/nn/load_weights.h"
 #include "core/pipeline/balanced_placement.h"
-#include "core/nn/cpu_kernels.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/lora_stack.h"
+#include "core/pipeline/oom_ladder.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
 #include "core/pipeline/refiner.h"
@@ -28,6 +30,7 @@
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
 #include "core/text/prompt_parser.h"
+#include "core/text/text_input.h"
 
 #include <torch/torch.h>
 
@@ -37,6 +40,45 @@
 #include <functional>
 
 namespace dd::pipeline {
+
+// Peak memory per stage: a new peak window at the stage's start, a sample at its end (and once per step). Freed CPU
+// memory the allocator still holds (tcmalloc keeps it for reuse) is given back first, so a stage's peak is its own.
+// (Outside the anonymous namespace, as OffloadSetup below: Engine::Run holds one.)
+class StageMeter {
+public:
+    StageMeter(int cudaDevice, api::Observer* observer) : m_device(cudaDevice), m_observer(observer) {}
+    void begin() const {
+        memory::releaseFreedHostMemory();
+        memory::resetPeaks(m_device);
+    }
+    api::MemorySample sample(const char* stage) const {
+        auto s = memory::sampleMemory(m_device);
+        if (m_observer) m_observer->onMemory(stage, s);
+        return s;
+    }
+    api::StagePeak end(const char* stage) const {
+        const auto s = sample(stage);
+        return {s.hostPeak, s.devicePeak};
+    }
+
+private:
+    int m_device;
+    api::Observer* m_observer;
+};
+
+// Where a plan keeps the networks between uses. Offload keeps them at home on the CPU and moves them to the
+// compute device per stage; it only means something when that device is not the CPU (tests ask for it there,
+// with the compute side labelled "compute" in the ledger). A balanced placement puts each network on its own
+// device and never offloads.
+struct OffloadSetup {
+    torch::Device device;  // where the UNet runs and the latents live
+    bool offload;
+    std::string computeLabel;
+    torch::Device home;
+    Placement placement;
+    std::string key;  // Residency::key once the offloads are attached
+};
+
 namespace {
 
 int64_t parameterCount(torch::nn::Module& net) {
@@ -68,16 +110,16 @@ void checkVocabulary(const nn::ClipTextModel& encoder, const text::ClipTokenizer
                                     ": this model cannot encode arbitrary prompts");
 }
 
-text::CfgConditioning encodeText(SdModel& m, const settings::GenerationSettings& s, bool cfg) {
+text::CfgConditioning encodeText(SdModel& m, const text::TextInput& input) {
     if (m.tokenizer) checkVocabulary(m.textEncoder ? m.textEncoder : m.textEncoder2, *m.tokenizer, "tokenizer");
     if (m.tokenizer2) checkVocabulary(m.textEncoder2, *m.tokenizer2, "tokenizer_2");
     const text::TextModel textModel{m.textEncoder, m.textEncoder2, m.tokenizer ? &*m.tokenizer : nullptr,
                                     m.tokenizer2 ? &*m.tokenizer2 : nullptr, m.forceZerosForEmptyPrompt};
-    return text::encodePrompts(textModel, s, cfg);
+    return text::encodePrompts(textModel, input);
 }
 
 // The batch's UNet conditioning in the UNet's dtype, on `device`.
-Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel& m, const settings::GenerationSettings& s,
+Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel& m, const api::GenerationSettings& s,
                                bool cfg, int64_t batch, torch::ScalarType dtype, torch::Device device) {
     const auto& neg = text.negative;
     const auto& pos = text.positive;
@@ -111,7 +153,7 @@ torch::Tensor rescaleNoiseCfg(const torch::Tensor& cfg, const torch::Tensor& tex
     return phi * rescaled + (1 - phi) * cfg;
 }
 
-torch::Tensor imageToTensor(const Image& img, int64_t width, int64_t height, torch::Device device) {
+torch::Tensor imageToTensor(const api::Image& img, int64_t width, int64_t height, torch::Device device) {
     if (img.width != width || img.height != height)
         throw std::invalid_argument("the init image is " + std::to_string(img.width) + "x" + std::to_string(img.height) +
                                     " but the requested size is " + std::to_string(width) + "x" + std::to_string(height) +
@@ -119,30 +161,6 @@ torch::Tensor imageToTensor(const Image& img, int64_t width, int64_t height, tor
     auto t = torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {1, height, width, 3}, torch::kUInt8).clone();
     return (t.permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0 * 2 - 1).to(device);
 }
-
-// Peak memory per stage: a new peak window at the stage's start, a sample at its end (and once per step). Freed CPU
-// memory the allocator still holds (tcmalloc keeps it for reuse) is given back first, so a stage's peak is its own.
-class StageMeter {
-public:
-    StageMeter(int cudaDevice, Observer* observer) : m_device(cudaDevice), m_observer(observer) {}
-    void begin() const {
-        memory::releaseFreedHostMemory();
-        memory::resetPeaks(m_device);
-    }
-    memory::MemorySample sample(const char* stage) const {
-        auto s = memory::sampleMemory(m_device);
-        if (m_observer) m_observer->onMemory(stage, s);
-        return s;
-    }
-    StagePeak end(const char* stage) const {
-        const auto s = sample(stage);
-        return {s.hostPeak, s.devicePeak};
-    }
-
-private:
-    int m_device;
-    Observer* m_observer;
-};
 
 std::string torchVersion() {
     return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
@@ -163,11 +181,11 @@ torch::Device resolveDevice(const std::string& wanted) {
     return d.has_index() ? d : torch::Device(torch::kCUDA, 0);
 }
 
-torch::ScalarType dtypeOf(memory::Precision p) {
+torch::ScalarType dtypeOf(api::Precision p) {
     switch (p) {
-    case memory::Precision::FP16: return torch::kHalf;
-    case memory::Precision::BF16: return torch::kBFloat16;
-    case memory::Precision::FP32: return torch::kFloat32;
+    case api::Precision::FP16: return torch::kHalf;
+    case api::Precision::BF16: return torch::kBFloat16;
+    case api::Precision::FP32: return torch::kFloat32;
     }
     return torch::kFloat32;
 }
@@ -176,12 +194,12 @@ const char* dtypeName(torch::ScalarType t) {
     return t == torch::kHalf ? "fp16" : t == torch::kBFloat16 ? "bf16" : "fp32";
 }
 
-nn::AttentionOptions attentionOptionsFor(const memory::MemoryPlan& plan) {
+nn::AttentionOptions attentionOptionsFor(const api::MemoryPlan& plan) {
     switch (plan.attention) {
-    case memory::Attention::Sdpa: return {nn::AttentionBackend::Sdpa};
-    case memory::Attention::SdpaMath: return {nn::AttentionBackend::SdpaMath};
-    case memory::Attention::Sliced: return {nn::AttentionBackend::Sliced, plan.attentionSliceSize};
-    case memory::Attention::Chunked: return {nn::AttentionBackend::Chunked, 0, plan.queryChunkSize};
+    case api::Attention::Sdpa: return {nn::AttentionBackend::Sdpa};
+    case api::Attention::SdpaMath: return {nn::AttentionBackend::SdpaMath};
+    case api::Attention::Sliced: return {nn::AttentionBackend::Sliced, plan.attentionSliceSize};
+    case api::Attention::Chunked: return {nn::AttentionBackend::Chunked, 0, plan.queryChunkSize};
     }
     return {};
 }
@@ -203,20 +221,7 @@ std::string modelHashOf(const std::string& source) {
     return std::filesystem::is_regular_file(source, ec) ? io::hashModelFile(source).shortHash : std::string();
 }
 
-// Where a plan keeps the networks between uses. Offload keeps them at home on the CPU and moves them to the
-// compute device per stage; it only means something when that device is not the CPU (tests ask for it there,
-// with the compute side labelled "compute" in the ledger). A balanced placement puts each network on its own
-// device and never offloads.
-struct OffloadSetup {
-    torch::Device device;  // where the UNet runs and the latents live
-    bool offload;
-    std::string computeLabel;
-    torch::Device home;
-    Placement placement;
-    std::string key;  // Residency::key once the offloads are attached
-};
-
-OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, const std::string& model, const EngineTestHooks& hooks) {
+OffloadSetup offloadSetupFor(const api::MemoryPlan& plan, const std::string& model, const EngineTestHooks& hooks) {
     const Placement dtypes{.device = torch::kCPU, .unet = dtypeOf(plan.unet), .textEncoder = dtypeOf(plan.textEncoder),
                            .vae = dtypeOf(plan.vae), .vaeUpcast = plan.vaeUpcast, .channelsLast = plan.channelsLast};
     if (plan.device == "balanced") {
@@ -225,7 +230,7 @@ OffloadSetup offloadSetupFor(const memory::MemoryPlan& plan, const std::string& 
                 offloadKey(plan, false) + "/balanced " + placementSummary(p)};
     }
     const torch::Device device = resolveDevice(plan.device);
-    const bool offload = (device.is_cuda() || hooks.offloadOnCpu) && plan.offload != memory::Offload::None;
+    const bool offload = (device.is_cuda() || hooks.offloadOnCpu) && plan.offload != api::Offload::None;
     const std::string label = device.is_cpu() && hooks.offloadOnCpu ? "compute" : device.str();
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
     Placement placement = dtypes;
@@ -249,12 +254,6 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     return nets;
 }
 
-// A run restarted with a lower preset after running out of memory (the networks must be placed again).
-struct RestartWith {
-    settings::GenerationSettings settings;
-    std::vector<std::string> warnings;
-};
-
 } // namespace
 
 struct Engine::Loaded {
@@ -268,31 +267,32 @@ struct Engine::Loaded {
     LoraStack loras;         // what LoRAs the networks carry now
     ControlStack controls;   // the ControlNets of the last run, kept for the next
     Residency residency;
+
+    // A model just loaded becomes the loaded one, its networks placed as `setup` says (the caller has released
+    // the previous model, before the load or after it).
+    void install(std::unique_ptr<SdModel> loaded, const OffloadSetup& setup, const api::MemoryPlan& plan, std::string modelHash,
+                 const Log& log) {
+        model = std::move(loaded);
+        requested = setup.placement;
+        hash = std::move(modelHash);
+        attachOffloads(residency, *model, plan, setup.device, setup.offload, setup.computeLabel);
+        residency.key = setup.key;
+        // What the load and the offload setup freed (converted weights' temporaries, the originals of fp8 copies):
+        // give that heap back.
+        memory::releaseFreedMemory();
+        if (log) log("loaded " + model->displayName + " (" + std::string(io::familyName(model->family)) + ")");
+    }
+    bool holds(const std::string& source, const OffloadSetup& setup) const {
+        return model && model->source == source && requested == setup.placement && residency.key == setup.key;
+    }
 };
 
-Engine::Engine(Log log) : m_loaded(std::make_unique<Loaded>()), m_previewer(std::make_unique<Previewer>()), m_log(std::move(log)) {}
+Engine::Engine(Log log)
+    : m_loaded(std::make_unique<Loaded>()), m_previewer(std::make_unique<Previewer>()), m_log(std::move(log)),
+      m_hooks(std::make_unique<EngineTestHooks>()) {}
 Engine::~Engine() = default;
 
-GenerationResult Engine::generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                                  const Image* initImage, const std::vector<Image>& controlImages) {
-    m_stageAttempts.clear();
-    m_recoveries.clear();
-    settings::GenerationSettings current = s;
-    std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
-    for (;;) {
-        try {
-            auto r = run(current, cancel, observer, initImage, controlImages);
-            r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
-            return r;
-        } catch (RestartWith& restart) {
-            current = std::move(restart.settings);
-            carried.insert(carried.end(), restart.warnings.begin(), restart.warnings.end());
-        } catch (const c10::Error& e) {
-            // torch's own message without its C++ backtrace: what a person can act on.
-            throw std::runtime_error(e.what_without_backtrace());
-        }
-    }
-}
+void Engine::setTestHooks(EngineTestHooks hooks) { *m_hooks = std::move(hooks); }
 
 const memory::ResidencyLedger& Engine::ledger() const { return m_loaded->residency.ledger; }
 
@@ -317,24 +317,22 @@ int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
 int64_t Engine::controlNetParameters() const { return m_loaded->controls.parameterCount(); }
 
-LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+LoadReport Engine::load(const std::string& source, const api::MemoryPlan& plan, const api::CancelToken& cancel,
                         const LoadProgress& progress, const std::string& knownHash) {
     try {
-        memory::validate(plan);
+        api::validate(plan);
         c10::InferenceMode inference;
         const auto t0 = Clock::now();
         const std::string wanted = source.empty() ? kDemoModel : source;
-        const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
-        const torch::Device device = setup.device;
+        const OffloadSetup setup = offloadSetupFor(plan, wanted, *m_hooks);
         const Placement& want = setup.placement;
         auto step = [&](const std::string& part, int done, int total) {
-            if (cancel.cancelled()) throw Cancelled();
+            if (cancel.cancelled()) throw api::Cancelled();
             if (progress) progress(part, done, total);
         };
         LoadReport report;
         report.source = wanted;
-        report.alreadyLoaded = m_loaded->model && m_loaded->model->source == wanted && m_loaded->requested == want &&
-                               m_loaded->residency.key == setup.key;
+        report.alreadyLoaded = m_loaded->holds(wanted, setup);
         if (!report.alreadyLoaded) {
             auto model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want, step);
             std::string hash = knownHash;
@@ -342,15 +340,9 @@ LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& pla
                 step("hash", 0, 0);
                 hash = modelHashOf(wanted);
             }
-            if (cancel.cancelled()) throw Cancelled();
+            if (cancel.cancelled()) throw api::Cancelled();
             releaseModel();  // only now: a cancelled or failed load left the previous model in place
-            m_loaded->model = std::move(model);
-            m_loaded->requested = want;
-            m_loaded->hash = hash;
-            attachOffloads(m_loaded->residency, *m_loaded->model, plan, device, setup.offload, setup.computeLabel);
-            m_loaded->residency.key = setup.key;
-            memory::releaseFreedMemory();
-            if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
+            m_loaded->install(std::move(model), setup, plan, hash, m_log);
         }
         if (progress) progress("ready", 1, 1);
         report.displayName = m_loaded->model->displayName;
@@ -358,6 +350,8 @@ LoadReport Engine::load(const std::string& source, const memory::MemoryPlan& pla
         report.hash = m_loaded->hash;
         report.seconds = secondsSince(t0);
         return report;
+    } catch (const c10::OutOfMemoryError& e) {
+        throw api::OutOfMemory(std::string("out of memory while loading: ") + e.what_without_backtrace());
     } catch (const c10::Error& e) {
         throw std::runtime_error(e.what_without_backtrace());
     }
@@ -376,404 +370,449 @@ void Engine::setPreviewDecoder(const std::string& taesdPath) {
 std::string Engine::previewDecoder() const { return m_previewer->taesdPath(); }
 int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
 
-GenerationResult Engine::run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                             const Image* initImage, const std::vector<Image>& controlImages) {
-    settings::validate(s);
-    memory::validate(s.plan);
-    if (!s.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
-    c10::InferenceMode inference;
-    memory::MemoryPlan plan = s.plan;  // out-of-memory recovery may make it more frugal
-    const std::string wanted = s.model.empty() ? kDemoModel : s.model;
-    // Offload only means something when the compute device is not the CPU (tests ask for it there, with the
-    // compute side labelled "compute" in the ledger).
-    const OffloadSetup setup = offloadSetupFor(plan, wanted, m_hooks);
-    const torch::Device device = setup.device;
-    const memory::DeterminismGuard determinism(s.deterministic, plan.threads);
-    memory::LoadAwareThreads loadAwareThreads(!s.deterministic && plan.threads <= 0);
-    const nn::WinogradConvScope winograd(s.plan.winogradConv);
-    const StageMeter meter(device.is_cuda() ? int(device.index()) : -1, observer);
-    GenerationResult result;
-    result.settings = s;
+// One run of generate, in the order diffusers' __call__ reads: prepare the model, encode the prompts, denoise
+// (latents from noise or the init image, then the steps), decode. What it computes lives here for the run alone;
+// the engine keeps what outlives it (the model and its caches).
+class Engine::Run {
+public:
+    Run(Engine& engine, const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
+        const api::Image* initImage, const std::vector<api::Image>& controlImages, RetryHistory& history)
+        : m_engine(engine), m_loaded(*engine.m_loaded), m_res(m_loaded.residency), s(s), m_cancel(cancel),
+          m_observer(observer), m_initImage(initImage), m_controlImages(controlImages),
+          m_wanted(s.model.empty() ? kDemoModel : s.model), m_setup(offloadSetupFor(s.plan, m_wanted, *engine.m_hooks)),
+          m_determinism(s.deterministic, s.plan.threads), m_loadAwareThreads(!s.deterministic && s.plan.threads <= 0),
+          m_winograd(s.plan.winogradConv), m_meter(device().is_cuda() ? int(device().index()) : -1, observer),
+          m_ladder(s, retryContext(s, device(), *engine.m_hooks), history, m_result.warnings, engine.m_hooks->beforeStageAttempt),
+          m_cfg(s.cfgScale > 1.0) {
+        m_result.settings = s;
+        m_res.ledger.resetPeaks();
+    }
 
-    const bool offload = setup.offload;
-    const std::string& computeLabel = setup.computeLabel;
-    const torch::Device home = setup.home;
-    Residency& res = m_loaded->residency;
-    res.ledger.resetPeaks();
+    api::GenerationResult execute() {
+        prepareModel();
+        encodePrompts();
+        denoise();
+        decode();
+        return finish();
+    }
 
-    // Determinism mode takes SDPA's math kernel: the same reduction order on every run and machine.
-    nn::AttentionOptions attention = attentionOptionsFor(plan);
-    if (s.deterministic) attention = {nn::AttentionBackend::SdpaMath};
+private:
+    static memory::RetryContext retryContext(const api::GenerationSettings& s, torch::Device device, const EngineTestHooks& hooks) {
+        memory::RetryContext c;  // the model's part is filled in once it is loaded
+        c.computeIsCpu = device.is_cpu();
+        c.batch = s.batchSize;
+        c.presets = hooks.presets ? hooks.presets : &memory::shippedPresets();
+        return c;
+    }
+    const api::MemoryPlan& plan() const { return m_ladder.plan(); }  // out-of-memory recovery may make it more frugal
+    torch::Device device() const { return m_setup.device; }          // where the UNet runs and the latents live
+    SdModel& model() { return *m_loaded.model; }
+    SdModel& refiner() { return *m_loaded.refiner.model; }
 
-    // Out-of-memory recovery: a stage that runs out of memory is retried with the next more frugal setting
-    // (core/memory/oom_retry); a preset switch restarts the run, since the networks must be placed again.
-    memory::FrugalState frugal{plan, s.preset, false};
-    memory::RetryContext retry;  // the model's part is filled in once it is loaded
-    retry.computeIsCpu = device.is_cpu();
-    retry.batch = s.batchSize;
-    retry.presets = m_hooks.presets ? m_hooks.presets : &memory::shippedPresets();
-    auto attempt = [&](memory::Stage stage, auto&& body, auto&& applyPlan) {
-        const std::string name = memory::stageName(stage);
-        for (;;) {
-            std::string error;
-            try {
-                if (m_hooks.beforeStageAttempt) m_hooks.beforeStageAttempt(name, m_stageAttempts[name]++);
-                return body();
-            } catch (const c10::OutOfMemoryError& e) {
-                error = e.what_without_backtrace();
-            } catch (const std::bad_alloc&) {
-                error = "a host memory allocation failed";
-            }
-            memory::releaseFreedMemory();  // what the failed attempt held is gone with its stack
-            const auto next = memory::nextFallback(stage, frugal, retry);
-            if (!next) {
-                if (!m_loaded->model) throw std::runtime_error("out of memory while loading the model and no lower preset is left to try (" + error.substr(0, error.find('\n')) + ")");
-                throw std::runtime_error(outOfMemoryMessage(stage, error, m_recoveries, *m_loaded->model, s, plan, device));
-            }
-            m_recoveries.push_back(next->change);
-            result.warnings.push_back("out of memory in " + name + ": retried with " + next->change);
-            if (next->presetSwitch) {
-                auto restarted = s;
-                restarted.plan = next->state.plan;
-                restarted.preset = next->state.preset;
-                throw RestartWith{restarted, result.warnings};
-            }
-            frugal = next->state;
-            plan = frugal.plan;
-            applyPlan();
+    // 1. The model placed as the plan says (loaded, or kept from the last run), the refiner, the LoRAs, the
+    //    ControlNets, and the attention they all compute with.
+    void prepareModel() {
+        m_meter.begin();
+        const auto t0 = Clock::now();
+        if (!m_loaded.holds(m_wanted, m_setup)) loadModel();
+        SdModel& m = model();
+        m_ladder.onExhausted([this](memory::Stage stage, const std::string& error, const std::vector<std::string>& tried) {
+            return outOfMemoryMessage(stage, error, tried, model(), s, plan(), device());
+        });
+        RefinerSlot& slot = m_loaded.refiner;
+        slot.useBase(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);  // the last run's ControlNets
+        if (s.refiner.enabled()) {
+            m_ladder.attempt(memory::Stage::Load, [&] {
+                slot.load(s.refiner.model, m_setup.placement, m_res, plan(), device(), m_setup.offload, m_setup.computeLabel);
+            });
+            checkRefinerFits(m, refiner());
+            m_result.settings.refiner.hash = slot.hash;
+        } else {
+            slot.release(m_res);
         }
-    };
-    auto nothingToApply = [] {};
-
-    meter.begin();
-    auto t0 = Clock::now();
-    const Placement& want = setup.placement;
-    const std::string& placementKey = setup.key;
-    if (!m_loaded->model || m_loaded->model->source != wanted || !(m_loaded->requested == want) || res.key != placementKey) {
-        const bool sameFile = m_loaded->model && m_loaded->model->source == wanted;
-        std::string hash = sameFile ? m_loaded->hash : std::string();
-        releaseModel();  // free the old model (host and device) before loading the next
-        attempt(memory::Stage::Load, [&] { m_loaded->model = wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(wanted, want); },
-                nothingToApply);
-        m_loaded->requested = want;
-        m_loaded->hash = sameFile || m_loaded->model->isDemo ? hash : modelHashOf(wanted);
-        attachOffloads(res, *m_loaded->model, plan, device, offload, computeLabel);
-        res.key = placementKey;
-        // What the load and the offload setup freed (converted weights' temporaries, the originals of fp8 copies):
-        // give that heap back.
-        memory::releaseFreedMemory();
-        if (m_log) m_log("loaded " + m_loaded->model->displayName + " (" + std::string(io::familyName(m_loaded->model->family)) + ")");
+        applyLorasAndControlNets();
+        // Determinism mode takes SDPA's math kernel: the same reduction order on every run and machine.
+        setAttention(s.deterministic ? nn::AttentionOptions{nn::AttentionBackend::SdpaMath} : attentionOptionsFor(plan()));
+        checkSizeAndSampler();
+        m_result.modelName = m.displayName;
+        m_result.modelHash = m_loaded.hash;
+        m_result.timings.loadSeconds = secondsSince(t0);
+        m_result.memory.load = m_meter.end("load");
+        describeEnvironment();
     }
-    SdModel& m = *m_loaded->model;
-    const Placement& placed = m.placement;
-    // The refiner (core/pipeline/refiner): kept between runs that ask for it, released by one that does not.
-    const bool refine = s.refiner.enabled();
-    RefinerSlot& refinerSlot = m_loaded->refiner;
-    refinerSlot.useBase(res, m, controlNetsOf(m_loaded->controls), device, computeLabel);  // the last run's ControlNets
-    if (refine) {
-        attempt(memory::Stage::Load, [&] { refinerSlot.load(s.refiner.model, want, res, plan, device, offload, computeLabel); },
-                nothingToApply);
-        checkRefinerFits(m, *refinerSlot.model);
-        refinerSlot.model->unet->setAttention(attention);
-        refinerSlot.model->vae->setAttention(attention);
-        result.settings.refiner.hash = refinerSlot.hash;
-    } else {
-        refinerSlot.release(res);
+
+    void loadModel() {
+        const bool sameFile = m_loaded.model && m_loaded.model->source == m_wanted;
+        std::string hash = sameFile ? m_loaded.hash : std::string();
+        m_engine.releaseModel();  // free the old model (host and device) before loading the next
+        std::unique_ptr<SdModel> loaded;
+        const Placement& want = m_setup.placement;
+        m_ladder.attempt(memory::Stage::Load, [&] { loaded = m_wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(m_wanted, want); });
+        if (!sameFile && !loaded->isDemo) hash = modelHashOf(m_wanted);
+        m_loaded.install(std::move(loaded), m_setup, plan(), hash, m_engine.m_log);
     }
-    m.unet->setAttention(attention);
-    m.vae->setAttention(attention);
-    // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and
-    // between runs, the model itself stays loaded. Merging writes the weights, so the networks' offloads are
-    // detached around it (their parameters get the stored copies back) and attached again from the edited
-    // weights: the stored copies at home carry the LoRA, and unmerging restores them bit for bit.
-    const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
-        editWithOffloadsDetached(res, m, plan, device, offload, computeLabel, edit);
-    };
-    result.settings.loras = m_loaded->loras.apply(m, s, m_loraFolders, result.warnings, withOffloadsDetached);
-    // ControlNets (core/pipeline/control_stack): beside the UNet, in its precision, under the same offload.
-    auto& controls = m_loaded->controls;
-    result.settings.controlnets = controls.prepare(m, s, controlImages, home, device, placed.unet, placed.channelsLast,
-                                                   s.cfgScale > 1.0, [&](const torch::nn::Module* net) {
-                                                       res.offloads.erase(net);
-                                                       res.ledger.remove(net);
-                                                   });
-    for (const auto& c : controls.active())
-        attachExtraNetwork(res, *c.net.ptr(), plan, device, offload, computeLabel, placed.unet, placed.channelsLast);
-    controls.setAttention(attention);
-    result.modelName = m.displayName;
-    result.modelHash = m_loaded->hash;
-    result.timings.loadSeconds = secondsSince(t0);
-    result.memory.load = meter.end("load");
 
-    auto& env = result.environment;
-    env.appVersion = DD_VERSION;
-    env.torchVersion = torchVersion();
-    env.device = device.is_cuda() ? memory::sampleMemory(int(device.index())).deviceName : "CPU";
-    if (env.device.empty() || env.device == "CPU") env.device = device.is_cuda() ? device.str() : "CPU";
-    if (plan.device == "balanced") env.device = "balanced: " + placementSummary(placed) + " (" + env.device + ")";
-    env.attention = attentionLabel(attention);
-    env.offload = offload ? memory::offloadName(plan.offload) : "none";
-    if (offload && plan.offloadToDisk) env.offload += " (stored on disk)";
-    if (!plan.fp8Storage.empty()) env.offload += ", unet fp8-" + plan.fp8Storage + " storage";
-    env.deterministic = s.deterministic;
-    auto precisionText = [&] {
-        std::string vae = dtypeName(placed.vae);
-        if (placed.vae != want.vae) vae += " (force_upcast)";
-        return std::string("unet=") + dtypeName(placed.unet) + " text_encoder=" + dtypeName(placed.textEncoder) + " vae=" + vae;
-    };
+    // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and between
+    // runs, the model itself stays loaded. Merging writes the weights, so the networks' offloads are detached around
+    // it (their parameters get the stored copies back) and attached again from the edited weights: the stored
+    // copies at home carry the LoRA, and unmerging restores them bit for bit. ControlNets (core/pipeline/
+    // control_stack): beside the UNet, in its precision, under the same offload.
+    void applyLorasAndControlNets() {
+        SdModel& m = model();
+        const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
+            editWithOffloadsDetached(m_res, m, plan(), device(), m_setup.offload, m_setup.computeLabel, edit);
+        };
+        m_result.settings.loras = m_loaded.loras.apply(m, s, m_engine.m_loraFolders, m_result.warnings, withOffloadsDetached);
+        const Placement& placed = m.placement;
+        auto& controls = m_loaded.controls;
+        m_result.settings.controlnets = controls.prepare(m, s, m_controlImages, m_setup.home, device(), placed.unet,
+                                                         placed.channelsLast, m_cfg, [&](const torch::nn::Module* net) {
+                                                             m_res.offloads.erase(net);
+                                                             m_res.ledger.remove(net);
+                                                         });
+        for (const auto& c : controls.active())
+            attachExtraNetwork(m_res, *c.net.ptr(), plan(), device(), m_setup.offload, m_setup.computeLabel, placed.unet,
+                               placed.channelsLast);
+    }
 
-    const nlohmann::json schedulerOverrides = settings::schedulerOverrides(s);
-    auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, schedulerOverrides);
-    const int64_t batch = s.batchSize, f = m.vaeScaleFactor();
-    if (s.width % f || s.height % f)
-        throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
-    const bool cfg = s.cfgScale > 1.0;
-    retry.vaeSampleSize = int(m.vae->config().sampleSize);
-    retry.minTileSize = int(16 * f);
-    retry.maxHeads = int(*std::max_element(m.unet->config().heads.begin(), m.unet->config().heads.end()));
+    // Every network of the run computes attention one way: set here, again when a retry changes it.
+    void setAttention(const nn::AttentionOptions& attention) {
+        for (SdModel* net : {&model(), s.refiner.enabled() ? &refiner() : nullptr}) {
+            if (!net) continue;
+            net->unet->setAttention(attention);
+            net->vae->setAttention(attention);
+        }
+        m_loaded.controls.setAttention(attention);
+        m_result.environment.attention = attentionLabel(attention);
+    }
 
+    void checkSizeAndSampler() {
+        SdModel& m = model();
+        sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));  // an unknown sampler stops here
+        const int64_t f = m.vaeScaleFactor();
+        if (s.width % f || s.height % f) throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
+        auto& c = m_ladder.context();
+        c.vaeSampleSize = int(m.vae->config().sampleSize);
+        c.minTileSize = int(16 * f);
+        c.maxHeads = int(*std::max_element(m.unet->config().heads.begin(), m.unet->config().heads.end()));
+    }
 
-    // A network's weights that are zero-copy file views on the CPU go back to the page cache when its stage is
-    // done (nn::releaseMappedWeights): the process holds only the running stage's weights (a no-op for others).
-    const auto doneWith = [](std::initializer_list<torch::nn::Module*> nets) {
+    void describeEnvironment() {
+        const Placement& placed = model().placement;
+        auto& env = m_result.environment;
+        env.appVersion = DD_VERSION;
+        env.torchVersion = torchVersion();
+        env.device = device().is_cuda() ? memory::sampleMemory(int(device().index())).deviceName : "CPU";
+        if (env.device.empty() || env.device == "CPU") env.device = device().is_cuda() ? device().str() : "CPU";
+        if (plan().device == "balanced") env.device = "balanced: " + placementSummary(placed) + " (" + env.device + ")";
+        env.offload = m_setup.offload ? api::offloadName(plan().offload) : "none";
+        if (m_setup.offload && plan().offloadToDisk) env.offload += " (stored on disk)";
+        if (!plan().fp8Storage.empty()) env.offload += ", unet fp8-" + plan().fp8Storage + " storage";
+        env.deterministic = s.deterministic;
+    }
+
+    // A network's weights that are zero-copy file views on the CPU go back to the page cache when its stage is done
+    // (nn::releaseMappedWeights): the process holds only the running stage's weights (a no-op for others).
+    static void doneWith(std::initializer_list<torch::nn::Module*> nets) {
         for (auto* net : nets)
             if (net) nn::releaseMappedWeights(*net);
-    };
-
-    // --- text encode (or the cache) ---
-    meter.begin();
-    t0 = Clock::now();
-    // A1111 cuts <lora:…> tags out of the text before encoding it.
-    settings::GenerationSettings textSettings = s;
-    textSettings.prompt = text::extractExtraNetworks(s.prompt).prompt;
-    textSettings.negativePrompt = text::extractExtraNetworks(s.negativePrompt).prompt;
-    ConditioningKey key{wanted + "\n" + m_loaded->loras.signature(), textSettings.prompt,
-                        cfg ? std::optional<std::string>(textSettings.negativePrompt) : std::nullopt, s.clipSkip,
-                        s.promptSyntax, s.emphasis, int(placed.textEncoder)};
-    const text::CfgConditioning* prompts = m_loaded->conditioning.find(key);
-    result.textEncodeCached = prompts != nullptr;
-    if (!prompts) {
-        auto encodeOn = [&] {
-            // Offload: the encoders visit the compute device only on a cache miss.
-            const memory::NetworkUse use1(m.textEncoder ? res.of(m.textEncoder.get()) : nullptr),
-                use2(m.textEncoder2 ? res.of(m.textEncoder2.get()) : nullptr);
-            ++m_textEncoderRuns;
-            auto c = encodeText(m, textSettings, cfg);
-            doneWith({m.textEncoder ? m.textEncoder.get() : nullptr, m.textEncoder2 ? m.textEncoder2.get() : nullptr});
-            for (auto* side : {&c.negative, &c.positive})
-                for (auto* t : {&side->embeds, &side->pooled})
-                    if (t->defined()) *t = t->to(device);
-            return c;
-        };
-        auto c = attempt(memory::Stage::Encode, encodeOn, nothingToApply);
-        const auto finite = [](const text::CfgConditioning& c) {
-            return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
-        };
-        if (placed.textEncoder != torch::kFloat32 && !finite(c)) {
-            result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(placed.textEncoder) +
-                                      ": the prompt was encoded again in fp32");
-            for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) computeIn(res, **te, torch::kFloat32, false);
-            c = encodeOn();
-            for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                if (*te) computeIn(res, **te, placed.textEncoder, false);
-        }
-        m_loaded->conditioning.insert(key, std::move(c));
-        prompts = m_loaded->conditioning.find(key);
     }
-    result.timings.encodeSeconds = secondsSince(t0);
-    result.memory.encode = meter.end("encode");
 
-    // --- denoise ---
-    meter.begin();
-    const auto latentShape = std::vector<int64_t>{batch, m.unet->config().inChannels, s.height / f, s.width / f};
-    // Inputs go where the network is: the UNet's device, or the VAE's (`on`) under a balanced placement.
-    auto toNet = [&](const torch::Tensor& t, torch::ScalarType dtype, std::optional<torch::Device> on = std::nullopt) {
-        auto x = t.to(on.value_or(device), dtype);
-        return placed.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
-    };
-    // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
-    // `control` steers them with its ControlNets, step i as step i - from of control.steps.
-    auto runSteps = [&](SdModel& net, const Conditioning& cond, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
-                        int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all,
-                        const BaseControl& control) {
-        const memory::NetworkUse onDevice(res.of(net.unet.get()));
-        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;
-        if (control.stack)
-            for (auto* c : controlNetsOf(*control.stack)) controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(res.of(c)));
-        const auto& timesteps = sch.timesteps();
-        for (int64_t i = from; i < to; ++i) {
-            if (cancel.cancelled()) throw Cancelled();
-            const auto tStep = Clock::now();
-            const auto input = sch.scaleModelInput(cfg ? torch::cat({latents, latents}) : latents, i);
-            const auto x = toNet(input, unetDtype);
-            std::optional<nn::ControlResiduals> residuals;
-            if (control.stack)
-                residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
-            auto pred = net.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
-                            .to(torch::kFloat32)
-                            .contiguous();
-            if (cfg) {
-                const auto halves = pred.chunk(2);
-                const auto text = halves[1];
-                pred = halves[0] + s.cfgScale * (text - halves[0]);
-                if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
+    // 2. The prompts' embeddings, from the cache when the text encoders' input is the one of an earlier run.
+    void encodePrompts() {
+        m_meter.begin();
+        const auto t0 = Clock::now();
+        SdModel& m = model();
+        m_textKey = ConditioningKey{m_wanted + "\n" + m_loaded.loras.signature(), text::textInputOf(s), int(m.placement.textEncoder)};
+        m_prompts = m_loaded.conditioning.find(m_textKey);
+        m_result.textEncodeCached = m_prompts != nullptr;
+        if (!m_prompts) {
+            text::CfgConditioning c;
+            m_ladder.attempt(memory::Stage::Encode, [&] { c = encodeWith(m); });
+            const auto finite = [](const text::CfgConditioning& c) {
+                return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
+            };
+            const auto dtype = m.placement.textEncoder;
+            if (dtype != torch::kFloat32 && !finite(c)) {
+                m_result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(dtype) +
+                                            ": the prompt was encoded again in fp32");
+                for (auto* te : {&m.textEncoder, &m.textEncoder2})
+                    if (*te) computeIn(m_res, **te, torch::kFloat32, false);
+                c = encodeWith(m);
+                for (auto* te : {&m.textEncoder, &m.textEncoder2})
+                    if (*te) computeIn(m_res, **te, dtype, false);
             }
-            latents = sch.step(pred, i, latents, noise);
-            result.timings.stepSeconds.push_back(secondsSince(tStep));
-            meter.sample("denoise");
-            if (observer) {
-                const int step = done + int(i - from + 1);
-                observer->onLatents(step, latents);
-                const bool preview = observer->wantsPreview(step, all);
-                observer->onStep(step, all, preview ? m_previewer->make(latents[0], net.family) : Image{});
-            }
+            m_loaded.conditioning.insert(m_textKey, std::move(c));
+            m_prompts = m_loaded.conditioning.find(m_textKey);
         }
-        return latents;
-    };
-    // The refiner's own text encoder (text_encoder_2 alone) encodes the same prompts, cached like the base's.
-    auto refinerConditioning = [&](SdModel& r, torch::ScalarType unetDtype) {
-        ConditioningKey refinerKey = key;
-        refinerKey.model = r.source;
-        refinerKey.dtype = int(r.placement.textEncoder);
-        const text::CfgConditioning* c = m_loaded->conditioning.find(refinerKey);
+        m_result.timings.encodeSeconds = secondsSince(t0);
+        m_result.memory.encode = m_meter.end("encode");
+    }
+
+    // The prompts through `net`'s text encoders (the base's, or the refiner's text_encoder_2 alone); under offload
+    // the encoders visit the compute device only here, on a cache miss.
+    text::CfgConditioning encodeWith(SdModel& net) {
+        const memory::NetworkUse use1(net.textEncoder ? m_res.of(net.textEncoder.get()) : nullptr),
+            use2(net.textEncoder2 ? m_res.of(net.textEncoder2.get()) : nullptr);
+        ++m_engine.m_textEncoderRuns;
+        auto c = encodeText(net, m_textKey.text);
+        doneWith({net.textEncoder ? net.textEncoder.get() : nullptr, net.textEncoder2 ? net.textEncoder2.get() : nullptr});
+        for (auto* side : {&c.negative, &c.positive})
+            for (auto* t : {&side->embeds, &side->pooled})
+                if (t->defined()) *t = t->to(device());
+        return c;
+    }
+
+    // The refiner's conditioning: the same prompts through its own encoder, cached like the base's.
+    Conditioning refinerConditioning(torch::ScalarType unetDtype) {
+        SdModel& r = refiner();
+        ConditioningKey key = m_textKey;
+        key.model = r.source;
+        key.dtype = int(r.placement.textEncoder);
+        const text::CfgConditioning* c = m_loaded.conditioning.find(key);
         if (!c) {
-            const memory::NetworkUse use(res.of(r.textEncoder2.get()));
-            ++m_textEncoderRuns;
-            auto encoded = encodeText(r, textSettings, cfg);
-            doneWith({r.textEncoder2.get()});
-            for (auto* side : {&encoded.negative, &encoded.positive})
-                for (auto* t : {&side->embeds, &side->pooled})
-                    if (t->defined()) *t = t->to(device);
-            m_loaded->conditioning.insert(refinerKey, std::move(encoded));
-            c = m_loaded->conditioning.find(refinerKey);
+            m_loaded.conditioning.insert(key, encodeWith(r));
+            c = m_loaded.conditioning.find(key);
         }
-        return batchConditioning(*c, r, s, cfg, batch, unetDtype, device);
-    };
-    // From the seed to the last step's latents; a retry in fp32 starts again from fresh generators, so it
+        return batchConditioning(*c, r, s, m_cfg, s.batchSize, unetDtype, device());
+    }
+
+    // 3. The latents after the last step; a run that produced NaN/Inf in reduced precision runs again in fp32.
+    void denoise() {
+        m_meter.begin();
+        SdModel& m = model();
+        const bool refine = s.refiner.enabled();
+        m_ladder.attempt(memory::Stage::Denoise, [&] { m_latents = denoiseIn(m.placement.unet); },
+                         [&] { setAttention(attentionOptionsFor(plan())); });  // the retry reruns the refiner's steps too
+        if (m.placement.unet != torch::kFloat32 && !allFinite(m_latents)) {
+            m_result.warnings.push_back(std::string("the UNet produced NaN/Inf in ") + dtypeName(m.placement.unet) +
+                                        ": the denoising was run again in fp32");
+            // Where each UNet is now: a swapped refiner run leaves the base at home on the CPU.
+            std::vector<SdModel*> denoisers{&m};
+            if (refine) denoisers.push_back(&refiner());
+            auto computeAll = [&](auto dtypeFor) {
+                for (SdModel* d : denoisers) computeIn(m_res, *d->unet, dtypeFor(*d), d->placement.channelsLast);
+            };
+            computeAll([](const SdModel&) { return torch::kFloat32; });
+            m_latents = denoiseIn(torch::kFloat32);
+            computeAll([](const SdModel& d) { return d.placement.unet; });
+        }
+        doneWith({m.unet.get(), refine ? refiner().unet.get() : nullptr});
+        for (auto* c : controlNetsOf(m_loaded.controls)) doneWith({c});
+        m_result.memory.denoise = m_meter.end("denoise");
+    }
+
+    // From the seed to the last step's latents; a retry starts again from fresh generators, so a retry in fp32
     // gives exactly what an fp32 run gives.
-    auto denoise = [&](torch::ScalarType unetDtype) {
-        if (refine) refinerSlot.useBase(res, m, controlNetsOf(controls), device, computeLabel);
-        const Conditioning cond = batchConditioning(*prompts, m, s, cfg, batch, unetDtype, device);
+    torch::Tensor denoiseIn(torch::ScalarType unetDtype) {
+        SdModel& m = model();
+        const bool refine = s.refiner.enabled();
+        if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);
+        const Conditioning cond = batchConditioning(*m_prompts, m, s, m_cfg, s.batchSize, unetDtype, device());
         // Image i draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
         std::vector<at::Generator> gens;
-        for (int64_t i = 0; i < batch; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+        for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
         sched::NoiseSource noise(gens);
-        scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, schedulerOverrides);
-        scheduler->setTimesteps(s.steps, device);
+        const nlohmann::json overrides = api::schedulerOverrides(s);
+        auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, overrides);
+        scheduler->setTimesteps(s.steps, device());
         int64_t begin = 0;
-        torch::Tensor latents;
-        if (initImage) {
-            const memory::NetworkUse onDevice(res.of(m.vae.get()));
-            const auto x = toNet(imageToTensor(*initImage, s.width, s.height, device), placed.vae, placed.computeDeviceOf("vae", device));
-            const auto dist = m.vae->encode(x, {plan.vaeSlicing, plan.vaeTiling, plan.vaeTileSize});
-            doneWith({m.vae.get()});
-            // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
-            const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
-            std::vector<torch::Tensor> encoded;
-            for (int64_t i = 0; i < batch; ++i) encoded.push_back(dist32.sample(gens[size_t(i)]));
-            const auto x0 = torch::cat(encoded).to(device) * m.vae->config().scalingFactor;
-            const auto schedule = scheduler->img2imgTimesteps(s.strength);
-            begin = schedule.beginIndex;
-            if (schedule.numSteps < 1) throw std::invalid_argument("img2img strength is too low: no denoising step remains");
-            latents = scheduler->addNoise(x0, noise.randn(latentShape, torch::kFloat32, device), begin);
-        } else {
-            latents = noise.randn(latentShape, torch::kFloat32, device) * scheduler->initNoiseSigma();
-        }
-        result.timings.stepSeconds.clear();
-        loadAwareThreads.beforeSteps(double(parameterCount(*m.unet)) * double(latentShape[2] * latentShape[3]) *
-                                     double(latentShape[0]) * (cfg ? 2.0 : 1.0));
+        torch::Tensor latents = initialLatents(*scheduler, gens, noise, begin);
+        m_result.timings.stepSeconds.clear();
+        m_loadAwareThreads.beforeSteps(double(parameterCount(*m.unet)) * double(latents.size(2) * latents.size(3)) *
+                                       double(latents.size(0)) * (m_cfg ? 2.0 : 1.0));
         const int64_t total = scheduler->timesteps().size(0);
         // ControlNet guidance fractions count over the base's whole schedule even when the refiner takes over at
         // the switch (diffusers computes controlnet_keep before cutting the timesteps at denoising_end).
-        const BaseControl control{&controls, total - begin};
-        if (!refine)
-            return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin), control);
+        const BaseControl control{&m_loaded.controls, total - begin};
+        if (!refine) return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin), control);
         // The refiner continues the same schedule from the switch, on the base's latents without new noise and
         // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
         // another UNet: the ControlNets steer the base's steps only.
-        SdModel& r = *refinerSlot.model;
-        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig, schedulerOverrides);
-        refinerScheduler->setTimesteps(s.steps, device);
+        SdModel& r = refiner();
+        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig, overrides);
+        refinerScheduler->setTimesteps(s.steps, device());
         const double at = s.refiner.switchAt;
         const int64_t baseEnd = std::max(begin, baseEndIndex(*scheduler, numTrainTimesteps(m.schedulerConfig), at));
         const int64_t refinerBegin = refinerBeginIndex(*refinerScheduler, numTrainTimesteps(r.schedulerConfig), at);
         const int64_t refinerEnd = refinerScheduler->timesteps().size(0);
         const int baseSteps = int(baseEnd - begin), all = baseSteps + int(refinerEnd - refinerBegin);
         latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all, control);
-        refinerSlot.useRefiner(res, m, controlNetsOf(controls), device, computeLabel);
+        m_loaded.refiner.useRefiner(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);
         const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
-        return runSteps(r, refinerConditioning(r, refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd,
-                        refinerDtype, noise, baseSteps, all, BaseControl{});
-    };
-    auto latents = attempt(memory::Stage::Denoise, [&] { return denoise(placed.unet); }, [&] {
-        attention = attentionOptionsFor(plan);
-        m.unet->setAttention(attention);
-        m.vae->setAttention(attention);
-        controls.setAttention(attention);
-        if (refine) {  // the retry reruns the refiner's steps too
-            refinerSlot.model->unet->setAttention(attention);
-            refinerSlot.model->vae->setAttention(attention);
-        }
-        env.attention = attentionLabel(attention);
-    });
-    if (placed.unet != torch::kFloat32 && !allFinite(latents)) {
-        result.warnings.push_back(std::string("the UNet produced NaN/Inf in ") + dtypeName(placed.unet) +
-                                  ": the denoising was run again in fp32");
-        // Where each UNet is now: a swapped refiner run leaves the base at home on the CPU.
-        std::vector<SdModel*> denoisers{&m};
-        if (refine) denoisers.push_back(refinerSlot.model.get());
-        auto computeAll = [&](auto dtypeFor) {
-            for (SdModel* d : denoisers)
-                computeIn(res, *d->unet, dtypeFor(*d), d->placement.channelsLast);
-        };
-        computeAll([](const SdModel&) { return torch::kFloat32; });
-        latents = denoise(torch::kFloat32);
-        computeAll([](const SdModel& d) { return d.placement.unet; });
+        return runSteps(r, refinerConditioning(refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd, refinerDtype,
+                        noise, baseSteps, all, BaseControl{});
     }
-    doneWith({m.unet.get(), refine ? refinerSlot.model->unet.get() : nullptr});
-    for (auto* c : controlNetsOf(controls)) doneWith({c});
-    result.memory.denoise = meter.end("denoise");
 
-    // --- decode ---
-    meter.begin();
-    t0 = Clock::now();
-    // The refiner's own VAE decodes a refined run, as the refiner pipeline does.
-    SdModel& dm = refine ? *refinerSlot.model : m;
-    auto decode = [&](torch::ScalarType dtype) {
-        // Determinism mode decodes one image at a time whatever the plan says: CPU convolution kernels are
-        // chosen per batch size, so a batched decode can differ from a sliced one in the last bit.
-        const nn::VaeRunOptions run{plan.vaeSlicing || s.deterministic, plan.vaeTiling, plan.vaeTileSize};
-        if (!frugal.vaeOnCpu) {
-            const memory::NetworkUse onDevice(res.of(dm.vae.get()));
-            return dm.vae->decodeLatents(toNet(latents, dtype, dm.placement.computeDeviceOf("vae", device)), run);
+    // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
+    // (img2img; `begin` becomes that step).
+    torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
+                                 int64_t& begin) {
+        SdModel& m = model();
+        const int64_t f = m.vaeScaleFactor();
+        const std::vector<int64_t> shape{s.batchSize, m.unet->config().inChannels, s.height / f, s.width / f};
+        if (!m_initImage) return noise.randn(shape, torch::kFloat32, device()) * scheduler.initNoiseSigma();
+        const Placement& placed = m.placement;
+        const memory::NetworkUse onDevice(m_res.of(m.vae.get()));
+        const auto x = toNet(imageToTensor(*m_initImage, s.width, s.height, device()), placed.vae, placed.computeDeviceOf("vae", device()));
+        const auto dist = m.vae->encode(x, {plan().vaeSlicing, plan().vaeTiling, plan().vaeTileSize});
+        doneWith({m.vae.get()});
+        // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
+        const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
+        std::vector<torch::Tensor> encoded;
+        for (int64_t i = 0; i < s.batchSize; ++i) encoded.push_back(dist32.sample(gens[size_t(i)]));
+        const auto x0 = torch::cat(encoded).to(device()) * m.vae->config().scalingFactor;
+        const auto schedule = scheduler.img2imgTimesteps(s.strength);
+        begin = schedule.beginIndex;
+        if (schedule.numSteps < 1) throw std::invalid_argument("img2img strength is too low: no denoising step remains");
+        return scheduler.addNoise(x0, noise.randn(shape, torch::kFloat32, device()), begin);
+    }
+
+    // Inputs go where the network is: the UNet's device, or the VAE's (`on`) under a balanced placement.
+    torch::Tensor toNet(const torch::Tensor& t, torch::ScalarType dtype, std::optional<torch::Device> on = std::nullopt) {
+        auto x = t.to(on.value_or(device()), dtype);
+        return model().placement.channelsLast ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
+    }
+
+    // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
+    // `control` steers them with its ControlNets, step i as step i - from of control.steps.
+    torch::Tensor runSteps(SdModel& net, const Conditioning& cond, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
+                           int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all,
+                           const BaseControl& control) {
+        const memory::NetworkUse onDevice(m_res.of(net.unet.get()));
+        std::vector<std::unique_ptr<memory::NetworkUse>> controlsOnDevice;
+        if (control.stack)
+            for (auto* c : controlNetsOf(*control.stack)) controlsOnDevice.push_back(std::make_unique<memory::NetworkUse>(m_res.of(c)));
+        const auto& timesteps = sch.timesteps();
+        for (int64_t i = from; i < to; ++i) {
+            if (m_cancel.cancelled()) throw api::Cancelled();
+            const auto tStep = Clock::now();
+            const auto x = toNet(sch.scaleModelInput(m_cfg ? torch::cat({latents, latents}) : latents, i), unetDtype);
+            std::optional<nn::ControlResiduals> residuals;
+            if (control.stack)
+                residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
+            auto pred = net.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
+                            .to(torch::kFloat32)
+                            .contiguous();
+            if (m_cfg) {
+                const auto halves = pred.chunk(2);
+                const auto text = halves[1];
+                pred = halves[0] + s.cfgScale * (text - halves[0]);
+                if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
+            }
+            latents = sch.step(pred, i, latents, noise);
+            m_result.timings.stepSeconds.push_back(secondsSince(tStep));
+            m_meter.sample("denoise");
+            if (m_observer) reportStep(done + int(i - from + 1), all, latents, net);
+        }
+        return latents;
+    }
+
+    void reportStep(int step, int all, const torch::Tensor& latents, const SdModel& net) {
+        if (auto* latentObserver = dynamic_cast<LatentObserver*>(m_observer)) latentObserver->onLatents(step, latents);
+        const bool preview = m_observer->wantsPreview(step, all);
+        m_observer->onStep(step, all, preview ? m_engine.m_previewer->make(latents[0], net.family) : api::Image{});
+    }
+
+    // 4. The images; a VAE that produced NaN/Inf in reduced precision decodes again in fp32. The refiner's own VAE
+    //    decodes a refined run, as the refiner pipeline does.
+    void decode() {
+        m_meter.begin();
+        const auto t0 = Clock::now();
+        SdModel& dm = s.refiner.enabled() ? refiner() : model();
+        const memory::ReturnFreedMemoryAtOnce growingSizes;  // see release_memory.h
+        torch::Tensor rgb;
+        m_ladder.attempt(memory::Stage::Decode, [&] { rgb = decodeIn(dm, dm.placement.vae); });
+        const bool channelsLast = model().placement.channelsLast;
+        if (dm.placement.vae != torch::kFloat32 && !allFinite(rgb)) {
+            m_result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(dm.placement.vae) +
+                                        ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
+            computeIn(m_res, *dm.vae, torch::kFloat32, channelsLast);
+            rgb = decodeIn(dm, torch::kFloat32);
+            computeIn(m_res, *dm.vae, dm.placement.vae, channelsLast);
+        }
+        doneWith({dm.vae.get()});
+        m_result.images = toImages(rgb);
+        m_result.timings.decodeSeconds = secondsSince(t0);
+        m_result.memory.decode = m_meter.end("decode");
+    }
+
+    torch::Tensor decodeIn(SdModel& dm, torch::ScalarType dtype) {
+        // Determinism mode decodes one image at a time whatever the plan says: CPU convolution kernels are chosen
+        // per batch size, so a batched decode can differ from a sliced one in the last bit.
+        const nn::VaeRunOptions run{plan().vaeSlicing || s.deterministic, plan().vaeTiling, plan().vaeTileSize};
+        if (!m_ladder.vaeOnCpu()) {
+            const memory::NetworkUse onDevice(m_res.of(dm.vae.get()));
+            return dm.vae->decodeLatents(toNet(m_latents, dtype, dm.placement.computeDeviceOf("vae", device())), run);
         }
         // The last resort: the VAE in fp32 on the CPU for this decode, then back where it lives.
-        res.offloads.erase(dm.vae.get());  // gives the leaves their stored copies back
-        res.ledger.remove(dm.vae.get());
+        m_res.offloads.erase(dm.vae.get());  // gives the leaves their stored copies back
+        m_res.ledger.remove(dm.vae.get());
         placeNetwork(*dm.vae, torch::kCPU, torch::kFloat32, false);
-        auto rgb = dm.vae->decodeLatents(latents.to(torch::kCPU, torch::kFloat32), run);
-        placeNetwork(*dm.vae, dm.placement.deviceOf("vae"), dm.placement.vae, placed.channelsLast);  // its home
-        attachOffloads(res, dm, plan, device, offload, computeLabel, dm.vae.get());
+        auto rgb = dm.vae->decodeLatents(m_latents.to(torch::kCPU, torch::kFloat32), run);
+        placeNetwork(*dm.vae, dm.placement.deviceOf("vae"), dm.placement.vae, model().placement.channelsLast);  // its home
+        attachOffloads(m_res, dm, plan(), device(), m_setup.offload, m_setup.computeLabel, dm.vae.get());
         return rgb;
-    };
-    const memory::ReturnFreedMemoryAtOnce growingSizes;  // see release_memory.h
-    auto rgb = attempt(memory::Stage::Decode, [&] { return decode(dm.placement.vae); }, nothingToApply);
-    if (dm.placement.vae != torch::kFloat32 && !allFinite(rgb)) {
-        result.warnings.push_back(std::string("the VAE produced NaN/Inf in ") + dtypeName(dm.placement.vae) +
-                                  ": the image was decoded again in fp32 (an fp16-safe VAE or vae precision fp32 avoids this)");
-        computeIn(res, *dm.vae, torch::kFloat32, placed.channelsLast);
-        rgb = decode(torch::kFloat32);
-        computeIn(res, *dm.vae, dm.placement.vae, placed.channelsLast);
     }
-    doneWith({dm.vae.get()});
-    result.images = toImages(rgb);
-    result.timings.decodeSeconds = secondsSince(t0);
-    result.memory.decode = meter.end("decode");
-    env.precision = precisionText();
-    env.threads = determinism.threads();  // after the steps, which may have followed the load
-    result.settings.plan = plan;  // what made the images, after any out-of-memory fallback
-    return result;
+
+    api::GenerationResult finish() {
+        const Placement& placed = model().placement;
+        std::string vae = dtypeName(placed.vae);
+        if (placed.vae != m_setup.placement.vae) vae += " (force_upcast)";
+        auto& env = m_result.environment;
+        env.precision = std::string("unet=") + dtypeName(placed.unet) + " text_encoder=" + dtypeName(placed.textEncoder) + " vae=" + vae;
+        env.threads = m_determinism.threads();  // after the steps, which may have followed the load
+        m_result.settings.plan = plan();         // what made the images, after any out-of-memory fallback
+        return std::move(m_result);
+    }
+
+    Engine& m_engine;
+    Loaded& m_loaded;
+    Residency& m_res;
+    const api::GenerationSettings& s;
+    const api::CancelToken& m_cancel;
+    api::Observer* m_observer;
+    const api::Image* m_initImage;
+    const std::vector<api::Image>& m_controlImages;
+    const c10::InferenceMode m_inference;
+    const std::string m_wanted;  // the model's source
+    const OffloadSetup m_setup;
+    const memory::DeterminismGuard m_determinism;
+    memory::LoadAwareThreads m_loadAwareThreads;
+    const nn::WinogradConvScope m_winograd;
+    const StageMeter m_meter;
+    api::GenerationResult m_result;  // before the ladder, which records its warnings
+    OutOfMemoryLadder m_ladder;
+    const bool m_cfg;
+    ConditioningKey m_textKey;
+    const text::CfgConditioning* m_prompts = nullptr;
+    torch::Tensor m_latents;
+};
+
+api::GenerationResult Engine::generate(const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
+                                       const api::Image* initImage, const std::vector<api::Image>& controlImages) {
+    RetryHistory history;
+    api::GenerationSettings current = s;
+    std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
+    for (;;) {
+        try {
+            api::validate(current);
+            api::validate(current.plan);
+            if (!current.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
+            auto r = Run(*this, current, cancel, observer, initImage, controlImages, history).execute();
+            r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
+            return r;
+        } catch (OutOfMemoryLadder::Restart& restart) {
+            current = std::move(restart.settings);
+            carried.insert(carried.end(), restart.warnings.begin(), restart.warnings.end());
+        } catch (const c10::OutOfMemoryError& e) {
+            // Outside the stages' retries (moving a model, a preview): no fallback applies.
+            throw api::OutOfMemory(std::string("out of memory: ") + e.what_without_backtrace());
+        } catch (const c10::Error& e) {
+            // torch's own message without its C++ backtrace: what a person can act on.
+            throw std::runtime_error(e.what_without_backtrace());
+        }
+    }
 }
 
 } // namespace dd::pipeline

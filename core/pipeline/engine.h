@@ -3,12 +3,12 @@
 // the text conditioning of recent prompts for it (a run that changes only seed, steps, CFG, sampler or size
 // does not run the text encoders).
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
-#include "core/memory/balanced.h"
+#include "core/api/errors.h"
+#include "core/api/generation_result.h"
 #include "core/memory/ledger.h"
-#include "core/pipeline/generation.h"
+#include "core/pipeline/latent_observer.h"
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,20 +27,7 @@ struct LoadReport {
     bool alreadyLoaded = false;  // nothing to do: that model was loaded with that placement
 };
 
-// Test hooks (tests/memory): prove offloading and out-of-memory recovery on a machine without a GPU.
-struct EngineTestHooks {
-    // Offload on the CPU too, with the compute side labelled "compute" in the ledger, so residency there can
-    // be told apart from the home copies (normally offload means nothing on the CPU and is skipped).
-    bool offloadOnCpu = false;
-    // Plan device "balanced" places on these named devices instead of the CUDA devices: all of them the CPU in
-    // fact, told apart by their names in the ledger, so the placement and its caps can be checked without GPUs.
-    std::vector<memory::DeviceCap> balancedStandIns{};
-    // Called before every attempt of a stage ("text encode", "denoise", "VAE decode"; attempts count from 0
-    // per generate call); it may throw c10::OutOfMemoryError or std::bad_alloc, as a real allocation would.
-    std::function<void(const std::string& stage, int attempt)> beforeStageAttempt{};
-    // The presets the out-of-memory recovery steps down through (null: the shipped ones).
-    const std::vector<memory::Preset>* presets = nullptr;
-};
+struct EngineTestHooks;  // engine_test_hooks.h
 
 class Engine {
 public:
@@ -53,8 +40,8 @@ public:
     // Throws std::invalid_argument (bad settings), dd::io::ModelFileError (bad model), Cancelled.
     // img2img (settings.initImage set) takes the init image's pixels, already at settings' width × height.
     // controlImages: one per settings.controlnets entry, preprocessed, at width × height (imaging/control_preprocess).
-    GenerationResult generate(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                              const Image* initImage = nullptr, const std::vector<Image>& controlImages = {});
+    api::GenerationResult generate(const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
+                              const api::Image* initImage = nullptr, const std::vector<api::Image>& controlImages = {});
 
     // Loads `source` (a model path or kDemoModel) placed as `plan` says, so the next generate with that model
     // and plan starts at once. `progress` is told each part (sd_model.h LoadStep, then "hash"); `cancel` is
@@ -62,7 +49,7 @@ public:
     // (Cancelled) or failed (dd::io::ModelFileError, std::invalid_argument) load leaves it loaded and usable —
     // at the price of holding both while loading. `knownHash` spares hashing the file again.
     using LoadProgress = std::function<void(const std::string& part, int done, int total)>;
-    LoadReport load(const std::string& source, const memory::MemoryPlan& plan, const CancelToken& cancel,
+    LoadReport load(const std::string& source, const api::MemoryPlan& plan, const api::CancelToken& cancel,
                     const LoadProgress& progress = {}, const std::string& knownHash = {});
     // The loaded model's source ("" when none).
     std::string loadedModel() const;
@@ -88,20 +75,17 @@ public:
     // Bytes of weights resident per device (labels "cpu", "cuda:0"; "compute" under offloadOnCpu), updated at
     // every placement; its peaks restart at each generate.
     const memory::ResidencyLedger& ledger() const;
-    void setTestHooks(EngineTestHooks hooks) { m_hooks = std::move(hooks); }
+    void setTestHooks(EngineTestHooks hooks);
 
 private:
-    GenerationResult run(const settings::GenerationSettings& s, const CancelToken& cancel, Observer* observer,
-                         const Image* initImage, const std::vector<Image>& controlImages);
+    class Run;  // one generate call's run, stage by stage (engine.cpp)
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
     std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
     std::vector<std::string> m_loraFolders;
-    EngineTestHooks m_hooks;
-    std::map<std::string, int> m_stageAttempts;  // per generate call
-    std::vector<std::string> m_recoveries;       // out-of-memory fallbacks taken in this generate call
+    std::unique_ptr<EngineTestHooks> m_hooks;
 };
 
 // The model name the app opens when the user has not chosen one.

@@ -67,10 +67,10 @@ const LoraStack::Cached& LoraStack::load(const std::string& path) {
     return it->second;
 }
 
-std::vector<settings::LoraSetting> LoraStack::apply(SdModel& m, const settings::GenerationSettings& s,
+std::vector<api::LoraSetting> LoraStack::apply(SdModel& m, const api::GenerationSettings& s,
                                                     const std::vector<std::string>& folders, std::vector<std::string>& warnings,
                                                     const WeightEditor& editor) {
-    std::vector<settings::LoraSetting> wanted;
+    std::vector<api::LoraSetting> wanted;
     try {
         for (const auto& tag : text::extractExtraNetworks(s.prompt).loras)
             wanted.push_back({tag.name, tag.unetWeight, tag.textEncoderWeight, "", true});

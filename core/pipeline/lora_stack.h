@@ -4,10 +4,10 @@
 // the requested mode, and taken off again when the next run asks for a different set. The model is never
 // reloaded for a LoRA change. One LoraStack belongs to one loaded model (reset it when the model goes).
 // Not thread-safe: the engine thread only.
+#include "core/api/generation_settings.h"
 #include "core/io/lora_file.h"
 #include "core/nn/lora.h"
 #include "core/pipeline/lora_search.h"
-#include "core/settings/generation_settings.h"
 
 #include <functional>
 #include <map>
@@ -30,7 +30,7 @@ public:
     // The prompt's tags (fromPrompt entries of s.loras are ignored: they are the tags of an earlier run) and
     // the explicit s.loras, resolved and applied to `m`. Returns every LoRA applied, with its hash, for
     // result.settings.loras; appends unmatched / unknown keys (naming the file) to `warnings`.
-    std::vector<settings::LoraSetting> apply(SdModel& m, const settings::GenerationSettings& s,
+    std::vector<api::LoraSetting> apply(SdModel& m, const api::GenerationSettings& s,
                                              const std::vector<std::string>& folders, std::vector<std::string>& warnings,
                                              const WeightEditor& editor = {});
     // Takes every LoRA off the networks (weights back bit for bit). Their offloads must be detached already.

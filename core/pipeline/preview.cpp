@@ -5,16 +5,16 @@
 namespace dd::pipeline {
 namespace {
 
-Image fromHwc(const torch::Tensor& hwcUint8) {
+api::Image fromHwc(const torch::Tensor& hwcUint8) {
     const auto t = hwcUint8.contiguous();
-    Image img{int(t.size(1)), int(t.size(0)), {}};
+    api::Image img{int(t.size(1)), int(t.size(0)), {}};
     img.rgb.assign(t.data_ptr<uint8_t>(), t.data_ptr<uint8_t>() + t.numel());
     return img;
 }
 
 } // namespace
 
-Image latentPreview(const at::Tensor& latent, io::ModelFamily family) {
+api::Image latentPreview(const at::Tensor& latent, io::ModelFamily family) {
     torch::NoGradGuard noGrad;
     const auto z = latent.detach().to(torch::kCPU, torch::kFloat32);
     torch::Tensor rgb;  // [h,w,3] in [-1,1]
@@ -32,9 +32,9 @@ Image latentPreview(const at::Tensor& latent, io::ModelFamily family) {
     return fromHwc(((rgb + 1) / 2).clamp(0, 1).mul(255).to(torch::kUInt8));
 }
 
-std::vector<Image> toImages(const at::Tensor& rgb01) {
+std::vector<api::Image> toImages(const at::Tensor& rgb01) {
     const auto bytes = rgb01.detach().to(torch::kCPU, torch::kFloat32).clamp(0, 1).mul(255).round().to(torch::kUInt8).permute({0, 2, 3, 1});
-    std::vector<Image> out;
+    std::vector<api::Image> out;
     for (int64_t i = 0; i < bytes.size(0); ++i) out.push_back(fromHwc(bytes[i]));
     return out;
 }

@@ -30,7 +30,7 @@ const char* Previewer::kindFor(int64_t channels) const {
     return m_taesd && m_taesd->config().latentChannels == channels ? "taesd" : "linear";
 }
 
-Image Previewer::make(const at::Tensor& latent, io::ModelFamily family) {
+api::Image Previewer::make(const at::Tensor& latent, io::ModelFamily family) {
     ++m_built;
     if (std::string(kindFor(latent.size(0))) != "taesd") return latentPreview(latent, family);
     const auto params = m_taesd->parameters();

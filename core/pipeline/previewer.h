@@ -3,9 +3,9 @@
 // linear approximation (preview.h). The engine asks it only for steps the observer wants a preview of, so a
 // skipped preview costs nothing; `built()` counts the previews actually computed.
 // Engine-thread only, like every torch object.
+#include "core/api/image.h"
 #include "core/io/checkpoint.h"
 #include "core/nn/taesd.h"
-#include "core/pipeline/generation.h"
 
 #include <string>
 
@@ -18,7 +18,7 @@ public:
     void useTaesd(const std::string& path, torch::Device device);
     const std::string& taesdPath() const { return m_path; }
     // `latent`: one UNet-space latent [C,h,w]. TAESD moves to the latent's device the first time it differs.
-    Image make(const at::Tensor& latent, io::ModelFamily family);
+    api::Image make(const at::Tensor& latent, io::ModelFamily family);
     // "taesd" or "linear": what make() uses for latents with `channels` channels.
     const char* kindFor(int64_t channels) const;
     int64_t built() const { return m_built; }

@@ -83,7 +83,7 @@ void checkRefinerFits(const SdModel& base, const SdModel& refiner) {
                                     std::to_string(b.inChannels) + " channels): choose a refiner of the same family");
 }
 
-SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Residency& r, const memory::MemoryPlan& plan,
+SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Residency& r, const api::MemoryPlan& plan,
                            torch::Device device, bool offload, const std::string& computeLabel) {
     // Swapping means something only when the networks stay on a device other than home (tests on the CPU label
     // the compute side "compute"); fp8 storage keeps the UNet under an offload at the device, so it stays together.

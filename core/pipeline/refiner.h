@@ -41,7 +41,7 @@ struct RefinerSlot {
     bool refinerAway = true;  // a swapped refiner's networks are at home on the CPU
 
     // Loads `source` unless it is loaded for the same placement; a swapped refiner waits at home on the CPU.
-    SdModel& load(const std::string& source, const Placement& want, Residency& r, const memory::MemoryPlan& plan,
+    SdModel& load(const std::string& source, const Placement& want, Residency& r, const api::MemoryPlan& plan,
                   torch::Device device, bool offload, const std::string& computeLabel);
     // Before the base runs: the base back on the device (and a swapped refiner off it). `beside` are the networks
     // that live and move with the base (its ControlNets).

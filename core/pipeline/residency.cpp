@@ -2,6 +2,7 @@
 
 #include "core/memory/memory_probe.h"
 #include "core/memory/predictor.h"
+#include "core/pipeline/memory_prediction.h"
 
 #include <torch/torch.h>
 
@@ -26,13 +27,13 @@ int64_t weightBytes(const torch::nn::Module& net) {
 }
 
 // Offload means something only when the compute device is not the CPU (or a test asks for it there).
-std::string offloadKey(const memory::MemoryPlan& plan, bool offload) {
-    return std::string(offload ? memory::offloadName(plan.offload) : "none") + "/" + std::to_string(plan.groupBlocks) + "/" +
+std::string offloadKey(const api::MemoryPlan& plan, bool offload) {
+    return std::string(offload ? api::offloadName(plan.offload) : "none") + "/" + std::to_string(plan.groupBlocks) + "/" +
            plan.fp8Storage + (offload && plan.offloadToDisk ? "/disk" : "");
 }
 
 // One network under its offload per the plan, or recorded as resident on the device.
-static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+static void attachNetwork(Residency& r, torch::nn::Module* net, const api::MemoryPlan& plan, torch::Device device, bool offload,
                           const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
     const auto fp8 = memory::fp8DtypeOf(plan.fp8Storage);
     if (!offload && !(isUnet && fp8)) {
@@ -40,7 +41,7 @@ static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::Me
         return;
     }
     memory::OffloadConfig c;
-    c.mode = offload ? plan.offload : memory::Offload::None;
+    c.mode = offload ? plan.offload : api::Offload::None;
     c.groupBlocks = plan.groupBlocks;
     c.home = offload ? torch::Device(torch::kCPU) : device;
     c.compute = device;
@@ -54,7 +55,7 @@ static void attachNetwork(Residency& r, torch::nn::Module* net, const memory::Me
 }
 
 // Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
-void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+void attachOffloads(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only) {
     const Placement& p = m.placement;
     // A balanced placement (never offloaded) names each part's own device and ledger label.
@@ -72,13 +73,13 @@ void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, to
     }
 }
 
-void attachExtraNetwork(Residency& r, torch::nn::Module& net, const memory::MemoryPlan& plan, torch::Device device,
+void attachExtraNetwork(Residency& r, torch::nn::Module& net, const api::MemoryPlan& plan, torch::Device device,
                         bool offload, const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast) {
     if (r.of(&net)) return;
     attachNetwork(r, &net, plan, device, offload, computeLabel, dtype, channelsLast, false);
 }
 
-void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+void editWithOffloadsDetached(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
                               const std::string& computeLabel, const std::function<void()>& edit) {
     std::vector<const torch::nn::Module*> detached;
     for (const torch::nn::Module* net : {static_cast<const torch::nn::Module*>(m.unet.get()),
@@ -105,22 +106,14 @@ void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dty
 
 // The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
 std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
-                               const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,
+                               const SdModel& m, const api::GenerationSettings& s, const api::MemoryPlan& plan,
                                torch::Device device) {
     std::string msg = std::string("out of memory in ") + memory::stageName(stage) + " and nothing more frugal is left to try";
     for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " (tried: ") + tried[i] + (i + 1 == tried.size() ? ")" : "");
     try {
-        memory::PredictInput in;
-        in.width = s.width;
-        in.height = s.height;
-        in.batch = s.batchSize;
-        in.plan = plan;
-        in.cfg = s.cfgScale > 1.0;
-        in.cuda = device.is_cuda();
-        std::vector<std::string> controlNets;
-        for (const auto& c : s.controlnets) controlNets.push_back(c.model);
-        in.controlNetParams = memory::controlNetParameters(controlNets);
-        const auto p = memory::predict(memory::modelShapeOf(m), in);
+        auto tried = s;
+        tried.plan = plan;
+        const auto p = memory::predict(modelShapeOf(m), predictInput(tried, {.cuda = device.is_cuda()}));
         const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
         msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +
                " of weights, " + memory::formatGb(e.activations) + " for " + e.peakAt + ")";

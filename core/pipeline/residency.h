@@ -1,11 +1,11 @@
 #pragma once
 // Where the engine keeps each network's weights (core/memory/offload) and what it says when memory runs out.
 // Used by engine.cpp only; a file of its own so the engine's loop stays readable.
+#include "core/api/generation_settings.h"
 #include "core/memory/ledger.h"
 #include "core/memory/offload.h"
 #include "core/memory/oom_retry.h"
 #include "core/pipeline/sd_model.h"
-#include "core/settings/generation_settings.h"
 
 #include <functional>
 #include <map>
@@ -37,21 +37,21 @@ struct Residency {
 int64_t weightBytes(const torch::nn::Module& net);
 
 // What identifies the placement a plan asks for (offload mode, blocks per group, fp8 storage, disk).
-std::string offloadKey(const memory::MemoryPlan& plan, bool offload);
+std::string offloadKey(const api::MemoryPlan& plan, bool offload);
 
 // Puts every network of `m` (or only `only`) under its offload, or records it as resident on the device.
-void attachOffloads(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+void attachOffloads(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
                     const std::string& computeLabel, const torch::nn::Module* only = nullptr);
 
 // Puts a network that is not part of the model (a ControlNet) under an offload like the model's networks (no
 // fp8 storage), or records it as resident; nothing to do when it already has its offload.
-void attachExtraNetwork(Residency& r, torch::nn::Module& net, const memory::MemoryPlan& plan, torch::Device device,
+void attachExtraNetwork(Residency& r, torch::nn::Module& net, const api::MemoryPlan& plan, torch::Device device,
                         bool offload, const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast);
 
 // Runs `edit`, which writes parameters of `m`'s UNet or text encoders (merging or unmerging a LoRA), with their
 // offloads detached: the parameters hold the stored copies again (fp8 ones included) instead of placeholders.
 // The offloads are attached again afterwards, even if `edit` throws, so the new stored copies carry the edit.
-void editWithOffloadsDetached(Residency& r, SdModel& m, const memory::MemoryPlan& plan, torch::Device device, bool offload,
+void editWithOffloadsDetached(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
                               const std::string& computeLabel, const std::function<void()>& edit);
 
 // Changes the dtype a network computes in (the NaN retry): through its offload when it has one, else in place
@@ -60,7 +60,7 @@ void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dty
 
 // The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
 std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
-                               const SdModel& m, const settings::GenerationSettings& s, const memory::MemoryPlan& plan,
+                               const SdModel& m, const api::GenerationSettings& s, const api::MemoryPlan& plan,
                                torch::Device device);
 
 } // namespace dd::pipeline

@@ -1,8 +1,8 @@
-// A1111 sampler names (settings::samplerNames, the one list) → diffusers scheduler classes and options, as diffusers documents the mapping and its
+// A1111 sampler names (api::samplerNames, the one list) → diffusers scheduler classes and options, as diffusers documents the mapping and its
 // users write it: XScheduler.from_config(pipe.scheduler.config, **options).
 #include "core/sched/schedulers.h"
 
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <functional>
 #include <stdexcept>
@@ -48,7 +48,7 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nloh
         return e.make(config);
     }
     std::string valid;
-    for (const auto& n : settings::samplerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
+    for (const auto& n : api::samplerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
     throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
 }
 

@@ -1,8 +1,8 @@
 // Ref: diffusers schedulers/scheduling_euler_discrete.py (__init__, set_timesteps, _sigma_to_t,
 // _convert_to_karras), scheduling_ddim.py / scheduling_dpmsolver_multistep.py (set_timesteps spacing),
 // scheduling_utils.py / scheduling_ddpm.py (betas_for_alpha_bar); numpy linspace/arange/interp semantics.
+#include "core/api/json_value.h"
 #include "core/sched/schedule_math.h"
-#include "core/io/json_value.h"
 
 #include <torch/torch.h>
 
@@ -39,7 +39,7 @@ int64_t ConfigReader::integer(const std::string& key, int64_t fallback) const {
     const auto* v = find(key);
     if (!v) return fallback;
     if (!v->is_number_integer()) throw badType(key, "an integer", *v);
-    return io::jsonAs<int64_t>(*v);
+    return api::jsonAs<int64_t>(*v);
 }
 
 bool ConfigReader::flag(const std::string& key, bool fallback) const {

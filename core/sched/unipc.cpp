@@ -2,8 +2,8 @@
 // (the default): set_timesteps (incl. use_karras_sigmas), convert_model_output, multistep_uni_p_bh_update
 // (UniP predictor), multistep_uni_c_bh_update (UniC corrector, applied to the current sample with the new
 // model output — no extra UNet call), step. bh1 and bh2; disable_corrector; no solver_p.
+#include "core/api/json_value.h"
 #include "core/sched/schedulers.h"
-#include "core/io/json_value.h"
 
 #include <torch/torch.h>
 
@@ -37,7 +37,7 @@ public:
             if (m_cfg.flag(k, false))
                 throw std::invalid_argument(std::string("UniPCMultistepScheduler: ") + k + " is not supported");
         if (m_cfg.has("disable_corrector"))
-            for (const auto& v : config.at("disable_corrector")) m_disableCorrector.push_back(io::jsonAs<int64_t>(v));
+            for (const auto& v : config.at("disable_corrector")) m_disableCorrector.push_back(api::jsonAs<int64_t>(v));
     }
 
     std::string className() const override { return "UniPCMultistepScheduler"; }

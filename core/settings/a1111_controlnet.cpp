@@ -18,7 +18,7 @@ std::optional<std::string> preprocessorOf(const std::string& module) {
     return std::nullopt;
 }
 
-std::string modelLabel(const ControlNetSetting& c) {
+std::string modelLabel(const api::ControlNetSetting& c) {
     std::string name = std::filesystem::path(c.model).filename().string();
     if (name.empty()) name = std::filesystem::path(c.model).parent_path().filename().string();
     if (const auto dot = name.rfind(".safetensors"); dot != std::string::npos && dot + 12 == name.size()) name.resize(dot);
@@ -62,12 +62,12 @@ std::optional<double> number(const std::string& v) {
 
 } // namespace
 
-std::vector<std::pair<std::string, std::string>> a1111ControlNetParameters(const GenerationSettings& s) {
+std::vector<std::pair<std::string, std::string>> a1111ControlNetParameters(const api::GenerationSettings& s) {
     std::vector<std::pair<std::string, std::string>> out;
     for (size_t i = 0; i < s.controlnets.size(); ++i) {
         const auto& c = s.controlnets[i];
         double a = c.thresholdA, b = c.thresholdB;
-        defaultThresholds(c.preprocessor, a, b);
+        api::defaultThresholds(c.preprocessor, a, b);
         // The preprocessor ran at the run's size (imaging/control_preprocess): A1111's "Processor Res" is the short side.
         const int res = c.preprocessor == "none" ? -1 : std::min(s.width, s.height);
         const std::string text = "Module: " + moduleName(c.preprocessor) + ", Model: " + modelLabel(c) +
@@ -87,7 +87,7 @@ void readA1111ControlNets(const std::function<std::optional<std::string>(std::st
         const std::string key = "ControlNet " + std::to_string(i);
         const auto v = take(key);
         if (!v) continue;
-        ControlNetSetting c;
+        api::ControlNetSetting c;
         bool ok = true;
         for (const auto& [k, value] : unitFields(*v)) {
             if (k == "Module") {
@@ -123,7 +123,7 @@ void readA1111ControlNets(const std::function<std::optional<std::string>(std::st
             }
         }
         // -1 means the preprocessor's default; the writer writes the value used, so read it as that value.
-        defaultThresholds(c.preprocessor, c.thresholdA, c.thresholdB);
+        api::defaultThresholds(c.preprocessor, c.thresholdA, c.thresholdB);
         if (c.resizeMode != "Crop and Resize" && c.resizeMode != "Just Resize" && c.resizeMode != "Resize and Fill")
             c.resizeMode = "Crop and Resize";
         try {

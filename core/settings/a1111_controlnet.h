@@ -5,8 +5,8 @@
 //   Low Vram: False, Processor Res: 512, Threshold A: 100, Threshold B: 200, Guidance Start: 0, Guidance End: 1,
 //   Pixel Perfect: False, Control Mode: Balanced"
 // Pure: no torch.
+#include "core/api/generation_settings.h"
 #include "core/settings/generation_info.h"
-#include "core/settings/generation_settings.h"
 
 #include <functional>
 #include <optional>
@@ -18,7 +18,7 @@
 namespace dd::settings {
 
 // ("ControlNet 0", "Module: canny, Model: name [hash], ...") per ControlNet of `s`, unquoted.
-std::vector<std::pair<std::string, std::string>> a1111ControlNetParameters(const GenerationSettings& s);
+std::vector<std::pair<std::string, std::string>> a1111ControlNetParameters(const api::GenerationSettings& s);
 
 // Reads "ControlNet 0", "ControlNet 1"... through `take` (which removes the key it returns) into
 // info.settings.controlnets (model = the name written, image empty: the control image is not in the text).

@@ -131,7 +131,7 @@ std::string loraTagName(const std::string& name) {
     return n;
 }
 
-std::string loraTag(const LoraSetting& l) {
+std::string loraTag(const api::LoraSetting& l) {
     std::string tag = "<lora:" + loraTagName(l.name) + ":" + detail::formatNumber(l.textEncoderWeight);
     if (l.unetWeight != l.textEncoderWeight) tag += ":" + detail::formatNumber(l.unetWeight);
     return tag + ">";
@@ -205,7 +205,7 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
     }
     if (label == "Automatic" || label.empty()) label = explicitAutomatic ? std::string(a1111DefaultSchedule(base)) : "";
     if (label == "Uniform") label.clear();  // the k-diffusion default discretisation: what our samplers do unasked
-    const auto& known = samplerNames();
+    const auto& known = api::samplerNames();
     const std::string combined = label.empty() ? base : base + " " + label;
     if (std::find(known.begin(), known.end(), combined) != known.end()) {
         info.settings.sampler = combined;
@@ -224,7 +224,7 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
 
 } // namespace detail
 
-std::string writeA1111Parameters(const GenerationSettings& s, const A1111WriteOptions& o) {
+std::string writeA1111Parameters(const api::GenerationSettings& s, const A1111WriteOptions& o) {
     using detail::formatNumber;
     std::vector<std::pair<std::string, std::string>> kv;
     auto [base, suffix] = splitSamplerSchedule(s.sampler);
@@ -416,10 +416,10 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     }
     found(info, "emphasis");       // missing: A1111's default, Original
     if (auto v = take("Prediction type")) {
-        if (isPredictionType(*v)) info.settings.predictionType = *v; else bad("Prediction type", *v);
+        if (api::isPredictionType(*v)) info.settings.predictionType = *v; else bad("Prediction type", *v);
     }
     if (auto v = take("Timestep spacing")) {
-        if (isTimestepSpacing(*v)) info.settings.timestepSpacing = *v; else bad("Timestep spacing", *v);
+        if (api::isTimestepSpacing(*v)) info.settings.timestepSpacing = *v; else bad("Timestep spacing", *v);
     }
     found(info, "prediction_type");   // missing: the model's own
     found(info, "timestep_spacing");
@@ -438,7 +438,7 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
         }
         try {
             for (const auto& tag : text::extractExtraNetworks(info.settings.prompt).loras) {
-                LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
+                api::LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
                 if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second, hashes.erase(h);
                 info.settings.loras.push_back(l);
             }

@@ -14,8 +14,8 @@
 //   o.modelHash = hashes.shortHash;
 //   std::string text = writeA1111Parameters(settings, o);
 //   GenerationInfo info = parseA1111Parameters(text);  // never throws on content; see info.warnings
+#include "core/api/generation_settings.h"
 #include "core/settings/generation_info.h"
-#include "core/settings/generation_settings.h"
 
 #include <string>
 #include <string_view>
@@ -38,7 +38,7 @@ struct A1111WriteOptions {
 // the init image path, the memory preset and the prompt syntax (they live in the sidecar; A1111 has no
 // "reference" syntax, and text read back is always A1111 syntax). Throws std::invalid_argument for an
 // extra key that A1111's parser could not read back (it must match \w[\w \-/]+).
-std::string writeA1111Parameters(const GenerationSettings& settings, const A1111WriteOptions& options = {});
+std::string writeA1111Parameters(const api::GenerationSettings& settings, const A1111WriteOptions& options = {});
 
 // A1111 text -> settings. Mirrors parse_generation_parameters: the last line holds the parameters when at least
 // three "Key: value" pairs match there, "Negative prompt:" starts the negative prompt, quoted values are JSON,

@@ -11,7 +11,7 @@
 //
 // Metadata is untrusted input: every text is capped at kMaxMetadataText bytes and must be valid UTF-8, and a
 // model is only ever returned as a bare file name (never a path with '/', '\\' or "..").
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <cstddef>
 #include <map>
@@ -36,7 +36,7 @@ inline constexpr std::size_t kMaxMetadataText = 1u << 20;
 
 struct GenerationInfo {
     std::string format;               // "a1111", "diffusiondesk", "comfyui", "invokeai", "fooocus", "sdcpp"
-    GenerationSettings settings;      // settings.model stays empty: resolve modelName / modelHash locally
+    api::GenerationSettings settings;      // settings.model stays empty: resolve modelName / modelHash locally
     std::vector<std::string> fields;  // JSON names (GenerationSettings::to_json) of the fields the metadata set
     std::string modelName;            // bare file name or A1111 model name, never a path
     std::string modelHash;            // A1111 "Model hash" (10 hex, or the legacy 8) when known

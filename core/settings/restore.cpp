@@ -25,7 +25,7 @@ bool looksLikeComfyGraph(const json& j) {
 GenerationInfo fromSettingsJson(const json& j, std::string_view name) {
     GenerationInfo info;
     info.format = "diffusiondesk";
-    const json known = GenerationSettings{};
+    const json known = api::GenerationSettings{};
     for (const auto& [k, v] : j.items()) {
         if (known.contains(k)) info.fields.push_back(k);
         else info.unknown.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -127,11 +127,11 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     r.modelName = safeModelName(r.modelName);  // "demo:tiny-sd1" is a bare name too; "demo:../x" is not
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.
-    std::erase_if(r.settings.loras, [](LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
+    std::erase_if(r.settings.loras, [](api::LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
     // The refiner likewise: a name (and hash) to look up in the model folders.
     if (r.settings.refiner.enabled()) r.settings.refiner.model = safeModelName(r.settings.refiner.model);
     // ControlNets likewise: the model and the control image by file name (docs/controlnet.md).
-    std::erase_if(r.settings.controlnets, [](ControlNetSetting& c) {
+    std::erase_if(r.settings.controlnets, [](api::ControlNetSetting& c) {
         c.image = safeModelName(c.image);
         return (c.model = safeModelName(c.model)).empty();
     });

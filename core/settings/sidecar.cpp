@@ -1,6 +1,6 @@
 #include "core/settings/sidecar.h"
 
-#include "core/io/json_value.h"
+#include "core/api/json_value.h"
 #include "core/settings/generation_info_detail.h"
 
 #include <nlohmann/json.hpp>
@@ -18,7 +18,7 @@ void get(const nlohmann::json& j, const char* key, T& field, const std::string& 
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return;
     try {
-        io::readJsonInto(*it, field);
+        api::readJsonInto(*it, field);
     } catch (const nlohmann::json::out_of_range&) {
         fail(path + key + " = " + it->dump().substr(0, 40) + " is out of range");
     } catch (const nlohmann::json::exception&) {
@@ -45,9 +45,9 @@ int schemaVersion(const nlohmann::json& j) {
     return std::stoi(v);
 }
 
-ordered_json stagePeak(const pipeline::StagePeak& p) { return {{"host_bytes", p.host}, {"device_bytes", p.device}}; }
+ordered_json stagePeak(const api::StagePeak& p) { return {{"host_bytes", p.host}, {"device_bytes", p.device}}; }
 
-void readStagePeak(const nlohmann::json& m, const char* key, pipeline::StagePeak& p) {
+void readStagePeak(const nlohmann::json& m, const char* key, api::StagePeak& p) {
     const auto it = m.find(key);
     if (it == m.end() || it->is_null()) return;
     if (!it->is_object()) fail(std::string("memory.") + key + " must be an object");
@@ -56,8 +56,8 @@ void readStagePeak(const nlohmann::json& m, const char* key, pipeline::StagePeak
     get(*it, "device_bytes", p.device, path);
 }
 
-// Schema 1 had strings for every environment field and one peak; schema 2 mirrors pipeline::Environment.
-void readEnvironmentV1(const nlohmann::json& e, pipeline::Environment& f) {
+// Schema 1 had strings for every environment field and one peak; schema 2 mirrors api::Environment.
+void readEnvironmentV1(const nlohmann::json& e, api::Environment& f) {
     std::string dtype, attention, offload, threads, deterministic;
     get(e, "torch_version", f.torchVersion, "environment.");
     get(e, "device", f.device, "environment.");
@@ -142,7 +142,7 @@ Sidecar readSidecar(std::string_view text) {
         try {
             st->get_to(s.settings);
         } catch (const nlohmann::json::out_of_range& e) {  // a whole number past its field's range
-            fail("settings: " + io::jsonReason(e));
+            fail("settings: " + api::jsonReason(e));
         } catch (const std::exception& e) {  // nlohmann type errors, unknown enum names in memory_plan
             fail(std::string("settings has a field of the wrong type (") + e.what() + ")");
         }

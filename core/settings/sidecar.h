@@ -8,9 +8,9 @@
 //
 // Pure functions, thread-safe, no torch, no Qt. The environment strings are filled by the caller (the engine
 // knows the device and libtorch version; this code never probes anything).
-#include "core/pipeline/generation.h"
+#include "core/api/generation_result.h"
+#include "core/api/generation_settings.h"
 #include "core/settings/generation_info.h"
-#include "core/settings/generation_settings.h"
 
 #include <cstdint>
 #include <string>
@@ -36,15 +36,15 @@ struct RunCost {
 };
 
 struct Sidecar {
-    GenerationSettings settings;
+    api::GenerationSettings settings;
     std::string modelName;       // file or folder name, never a full path (safeModelName on write and read)
     std::string modelHash;       // A1111 short hash (10 hex)
     std::string modelSha256;     // full SHA-256 when computed, else ""
     std::vector<int64_t> seeds;  // one per image of the batch (settings.seed + i)
     int imageIndex = 0;          // which image of the batch this file is (its seed: settings.seed + imageIndex)
-    pipeline::StageTimings timings;
-    pipeline::StageMemory memory;           // peak host / device bytes per stage (0 = not measured)
-    pipeline::Environment environment;      // what produced the pixels (device, precision, threads...)
+    api::StageTimings timings;
+    api::StageMemory memory;           // peak host / device bytes per stage (0 = not measured)
+    api::Environment environment;      // what produced the pixels (device, precision, threads...)
     std::vector<std::string> warnings;      // what the engine changed to make the run work
     RunCost cost;
     std::string appVersion;      // "0.1.0" (also environment.appVersion when the engine filled it)

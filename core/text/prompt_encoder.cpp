@@ -2,7 +2,7 @@
 // modules/sd_samplers_cfg_denoiser.py (pad_cond_uncond, pad_cond); diffusers encode_prompt (reference syntax).
 #include "core/text/prompt_encoder.h"
 
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
 #include <torch/torch.h>
 
@@ -128,7 +128,7 @@ void checkModel(const TextModel& m) {
 
 } // namespace
 
-PromptEncodeOptions promptEncodeOptions(const settings::GenerationSettings& s) {
+PromptEncodeOptions promptEncodeOptions(const TextInput& s) {
     PromptEncodeOptions o;
     if (s.promptSyntax == "reference") o.mode = PromptMode::Reference;
     else if (s.promptSyntax != "a1111") throw std::invalid_argument("prompt syntax '" + s.promptSyntax + "' is unknown");
@@ -158,9 +158,8 @@ CfgConditioning encodePrompts(const TextModel& model, std::string_view prompt, c
     return c;
 }
 
-CfgConditioning encodePrompts(const TextModel& model, const settings::GenerationSettings& s, bool cfg) {
-    return encodePrompts(model, s.prompt, cfg ? std::optional<std::string>(s.negativePrompt) : std::nullopt,
-                         promptEncodeOptions(s));
+CfgConditioning encodePrompts(const TextModel& model, const TextInput& input) {
+    return encodePrompts(model, input.prompt, input.negative, promptEncodeOptions(input));
 }
 
 } // namespace dd::text

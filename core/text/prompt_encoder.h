@@ -26,14 +26,11 @@
 #include "core/text/conditioning.h"
 #include "core/text/emphasis.h"
 #include "core/text/prompt_parser.h"
+#include "core/text/text_input.h"
 
 #include <optional>
 #include <string>
 #include <string_view>
-
-namespace dd::settings {
-struct GenerationSettings;
-}
 
 namespace dd::text {
 
@@ -55,16 +52,16 @@ struct PromptEncodeOptions {
     int commaBacktrack = 20;    // A1111 comma_padding_backtrack
 };
 
-// settings.promptSyntax, .emphasis and .clipSkip (A1111 numbering). Throws std::invalid_argument for an
-// unknown syntax or emphasis name.
-PromptEncodeOptions promptEncodeOptions(const settings::GenerationSettings& s);
+// The input's promptSyntax, emphasis and clipSkip (A1111 numbering). Throws std::invalid_argument for an unknown
+// syntax or emphasis name.
+PromptEncodeOptions promptEncodeOptions(const TextInput& input);
 
 // negative: nullopt without CFG (the result's negative is then left empty). An empty string is an empty
 // negative prompt (SDXL: zeros when forceZerosForEmptyPrompt).
 CfgConditioning encodePrompts(const TextModel& model, std::string_view prompt, const std::optional<std::string>& negative,
                               const PromptEncodeOptions& options);
 
-// The engine's entry point: settings.prompt / negativePrompt with promptEncodeOptions(settings).
-CfgConditioning encodePrompts(const TextModel& model, const settings::GenerationSettings& s, bool cfg);
+// The engine's entry point: the input's prompt and negative with promptEncodeOptions(input).
+CfgConditioning encodePrompts(const TextModel& model, const TextInput& input);
 
 } // namespace dd::text

@@ -5,8 +5,8 @@
 
 namespace dd::test {
 
-inline settings::GenerationSettings demoSettings(int size = 64) {
-    settings::GenerationSettings s;
+inline api::GenerationSettings demoSettings(int size = 64) {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a lighthouse at dusk";
     s.negativePrompt = "blurry";
@@ -19,8 +19,8 @@ inline settings::GenerationSettings demoSettings(int size = 64) {
     return s;
 }
 
-inline pipeline::GenerationResult generateOnce(pipeline::Engine& e, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
+inline api::GenerationResult generateOnce(pipeline::Engine& e, const api::GenerationSettings& s) {
+    api::CancelToken cancel;
     return e.generate(s, cancel, nullptr);
 }
 

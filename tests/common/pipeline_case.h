@@ -1,8 +1,9 @@
 #pragma once
 // What the pipeline parity tests share: a fixture case's settings as the reference script ran them
 // (tests/parity/fixtures_*.py write the same keys), the latents a run ended with, and the largest difference.
-#include "core/pipeline/generation.h"
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
+#include "core/api/image.h"
+#include "core/pipeline/latent_observer.h"
 
 #include <torch/torch.h>
 
@@ -17,10 +18,10 @@ namespace dd::test {
 
 inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
-struct LastLatents : pipeline::Observer {
+struct LastLatents : pipeline::LatentObserver {
     torch::Tensor latents;
     int steps = 0;
-    void onStep(int, int, const pipeline::Image&) override { ++steps; }
+    void onStep(int, int, const api::Image&) override { ++steps; }
     void onLatents(int, const at::Tensor& l) override { latents = l.clone(); }
 };
 
@@ -34,8 +35,8 @@ inline bool readCases(const QString& dir, QJsonArray& cases) {
 
 // Keys a case may leave out keep the defaults; "reference" prompt syntax because diffusers truncates at 77
 // tokens and has no weighting; direct convolutions (Winograd's rounding is tested on its own in test_pipeline).
-inline settings::GenerationSettings caseSettings(const QJsonObject& c, const std::string& model) {
-    settings::GenerationSettings s;
+inline api::GenerationSettings caseSettings(const QJsonObject& c, const std::string& model) {
+    api::GenerationSettings s;
     s.model = model;
     s.prompt = c["prompt"].toString().toStdString();
     s.negativePrompt = c["negative"].toString().toStdString();

@@ -31,8 +31,8 @@ Run cli(const QStringList& args) {
     return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
 }
 
-settings::GenerationSettings demo() {
-    settings::GenerationSettings s;
+api::GenerationSettings demo() {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a red bicycle";
     s.seed = 77;
@@ -55,7 +55,7 @@ private slots:
     void initTestCase() {
         // Image 1 of a batch of 2, with its sidecar, as the app writes them.
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto result = engine.generate(demo(), cancel, nullptr);
         settings::Sidecar sc;
         sc.settings = result.settings;

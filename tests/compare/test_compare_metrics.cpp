@@ -15,7 +15,7 @@ using namespace dd;
 namespace {
 const std::string kDir = std::string(DD_FIXTURES_DIR) + "/compare/";
 
-pipeline::Image load(const std::string& name) { return imaging::readImage(kDir + name + ".png"); }
+api::Image load(const std::string& name) { return imaging::readImage(kDir + name + ".png"); }
 } // namespace
 
 class TestCompareMetrics : public QObject {
@@ -58,7 +58,7 @@ private slots:
 
     void sizesThatCannotBeCompared() {
         const auto a = load("base");
-        pipeline::Image small{8, 8, std::vector<uint8_t>(8 * 8 * 3, 7)};
+        api::Image small{8, 8, std::vector<uint8_t>(8 * 8 * 3, 7)};
         QVERIFY(std::isnan(imaging::ssim(a, small)));
         QVERIFY(std::isnan(imaging::ssim(small, small)));  // smaller than the 11×11 window
         QVERIFY(!imaging::compareImages(a, small).pixels.sameSize);

@@ -16,8 +16,8 @@ using namespace dd;
 namespace {
 
 // A gradient with some structure; values stay ≤ 245 so +10 never clips.
-pipeline::Image gradient(int w, int h, int offset = 0) {
-    pipeline::Image img{w, h, std::vector<uint8_t>(size_t(w) * size_t(h) * 3)};
+api::Image gradient(int w, int h, int offset = 0) {
+    api::Image img{w, h, std::vector<uint8_t>(size_t(w) * size_t(h) * 3)};
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x)
             for (int c = 0; c < 3; ++c)
@@ -31,8 +31,8 @@ class TestCompareView : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        qRegisterMetaType<pipeline::GenerationResult>();
-        qRegisterMetaType<settings::GenerationSettings>();
+        qRegisterMetaType<api::GenerationResult>();
+        qRegisterMetaType<api::GenerationSettings>();
     }
 
     void numbersForAConstantOffset() {
@@ -125,7 +125,7 @@ private slots:
         const int half = canvas->width() / 2;
         const QPoint left(half / 2 + 1, canvas->height() / 2 + 1), right(half + 1 + (canvas->width() - half - 1) / 2 + 1, left.y());
         const auto a = gradient(64, 48), b = gradient(64, 48, 3);
-        const auto px = [](const pipeline::Image& img, int x, int y) {
+        const auto px = [](const api::Image& img, int x, int y) {
             const size_t i = (size_t(y) * size_t(img.width) + size_t(x)) * 3;
             return qRgb(img.rgb[i], img.rgb[i + 1], img.rgb[i + 2]);
         };
@@ -143,7 +143,7 @@ private slots:
     }
 
     void differingSettingsAndEnvironment() {
-        pipeline::GenerationResult a, b;
+        api::GenerationResult a, b;
         a.images = {gradient(32, 32)};
         b.images = {gradient(32, 32, 5), gradient(32, 32, 6)};
         a.settings.seed = 1;
@@ -169,7 +169,7 @@ private slots:
     }
 
     void abRunnerRunsAThenB() {
-        settings::GenerationSettings base;
+        api::GenerationSettings base;
         base.seed = 42;
         ui::ABRunner runner;
         QSignalSpy generate(&runner, &ui::ABRunner::generate);
@@ -177,27 +177,27 @@ private slots:
         runner.start(compare::abSeeds(base, 43));
         QCOMPARE(runner.current(), 'A');
         QCOMPARE(generate.count(), 1);
-        QCOMPARE(generate[0][0].value<settings::GenerationSettings>().seed, int64_t(42));
+        QCOMPARE(generate[0][0].value<api::GenerationSettings>().seed, int64_t(42));
 
-        pipeline::GenerationResult other;
+        api::GenerationResult other;
         other.settings.seed = 7;
         runner.onFinished(other);  // another run of the window: ignored
         QCOMPARE(runner.current(), 'A');
 
-        pipeline::GenerationResult ra;
+        api::GenerationResult ra;
         ra.settings = runner.pair().a;
         runner.onFinished(ra);
         QCOMPARE(runner.current(), 'B');
         QCOMPARE(generate.count(), 2);
-        QCOMPARE(generate[1][0].value<settings::GenerationSettings>().seed, int64_t(43));
+        QCOMPARE(generate[1][0].value<api::GenerationSettings>().seed, int64_t(43));
 
-        pipeline::GenerationResult rb;
+        api::GenerationResult rb;
         rb.settings = runner.pair().b;
         runner.onFinished(rb);
         QVERIFY(!runner.running());
         QCOMPARE(finished.count(), 1);
-        QCOMPARE(finished[0][0].value<pipeline::GenerationResult>().settings.seed, int64_t(42));
-        QCOMPARE(finished[0][1].value<pipeline::GenerationResult>().settings.seed, int64_t(43));
+        QCOMPARE(finished[0][0].value<api::GenerationResult>().settings.seed, int64_t(42));
+        QCOMPARE(finished[0][1].value<api::GenerationResult>().settings.seed, int64_t(43));
         QCOMPARE(finished[0][2].toString(), QString("seed 42 vs 43"));
 
         QSignalSpy failed(&runner, &ui::ABRunner::failed);

@@ -4,6 +4,7 @@
 // are measured and printed (max |diff|, PSNR, SSIM), with only sane bounds asserted. Also compare::verify.
 #include "core/compare/ab_settings.h"
 #include "core/compare/verify.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "imaging/compare.h"
 #include "tests/common/test_program.h"
 
@@ -23,8 +24,8 @@ using namespace dd;
 
 namespace {
 
-settings::GenerationSettings base() {
-    settings::GenerationSettings s;
+api::GenerationSettings base() {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a lighthouse at dusk";
     s.negativePrompt = "blurry";
@@ -36,19 +37,19 @@ settings::GenerationSettings base() {
     return s;
 }
 
-pipeline::GenerationResult run(pipeline::Engine& engine, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
+api::GenerationResult run(pipeline::Engine& engine, const api::GenerationSettings& s) {
+    api::CancelToken cancel;
     return engine.generate(s, cancel, nullptr);
 }
 
-std::vector<std::string> hashes(const pipeline::GenerationResult& r) {
+std::vector<std::string> hashes(const api::GenerationResult& r) {
     std::vector<std::string> out;
     for (const auto& img : r.images) out.push_back(compare::pixelSha256(img));
     return out;
 }
 
 // Prints how far `what` moves the pixels; returns the metrics of the first image.
-imaging::ImageMetrics measure(const char* what, const pipeline::GenerationResult& a, const pipeline::GenerationResult& b) {
+imaging::ImageMetrics measure(const char* what, const api::GenerationResult& a, const api::GenerationResult& b) {
     const auto m = imaging::compareImages(a.images.at(0), b.images.at(0));
     qInfo("%-34s max |diff| %3d  mean |diff| %7.4f  PSNR %6.2f dB  SSIM %.5f  (%lld of %lld pixels differ)", what,
           m.pixels.maxAbs, m.pixels.meanAbs, m.pixels.psnr, m.ssim, static_cast<long long>(m.pixels.differingPixels),
@@ -61,8 +62,8 @@ imaging::ImageMetrics measure(const char* what, const pipeline::GenerationResult
 class TestDeterminism : public QObject {
     Q_OBJECT
     pipeline::Engine m_engine;
-    pipeline::GenerationResult m_reference;  // base(), batch 2
-    std::optional<pipeline::GenerationResult> m_plain;  // base() outside determinism mode
+    api::GenerationResult m_reference;  // base(), batch 2
+    std::optional<api::GenerationResult> m_plain;  // base() outside determinism mode
 
 private slots:
     void initTestCase() {
@@ -118,9 +119,9 @@ private slots:
     // the weights between their home copy and the compute side, so the comparison is not vacuous.
     void offloadModesKeepPixels_data() {
         QTest::addColumn<int>("mode");
-        QTest::newRow("model") << int(memory::Offload::Model);
-        QTest::newRow("sequential") << int(memory::Offload::Sequential);
-        QTest::newRow("group") << int(memory::Offload::Group);
+        QTest::newRow("model") << int(api::Offload::Model);
+        QTest::newRow("sequential") << int(api::Offload::Sequential);
+        QTest::newRow("group") << int(api::Offload::Group);
     }
     void offloadModesKeepPixels() {
         QFETCH(int, mode);
@@ -130,9 +131,9 @@ private slots:
         offloading.setTestHooks(hooks);
         auto s = base();
         s.batchSize = 2;
-        s.plan.offload = memory::Offload(mode);
+        s.plan.offload = api::Offload(mode);
         const auto r = run(offloading, s);
-        QCOMPARE(r.environment.offload, std::string(memory::offloadName(memory::Offload(mode))));
+        QCOMPARE(r.environment.offload, std::string(api::offloadName(api::Offload(mode))));
         QVERIFY2(offloading.ledger().peak("compute") > 0, "no weights went to the compute side: nothing was offloaded");
         QCOMPARE(hashes(r), hashes(m_reference));
     }
@@ -171,7 +172,7 @@ private slots:
         if (!m_plain) m_plain = run(m_engine, s);
         const auto& a = *m_plain;
         const auto pair = compare::abSettingFromText(s, field.toStdString(), value.toStdString());
-        pipeline::GenerationResult b;
+        api::GenerationResult b;
         try {
             b = run(m_engine, pair.b);
         } catch (const std::exception& e) {
@@ -183,7 +184,7 @@ private slots:
     }
 
     void verifyReportsIdentical() {
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto report = compare::verify(m_engine, compare::recordedFrom(m_reference), cancel);
         QVERIFY2(report.identical, compare::describe(report).c_str());
         QVERIFY(report.environmentKnown);
@@ -198,7 +199,7 @@ private slots:
         recorded.images[0].image.rgb[5] ^= 0x10;
         recorded.environment->device = "NVIDIA H200";
         recorded.environment->torchVersion = "1.13.1";
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto report = compare::verify(m_engine, recorded, cancel);
         QVERIFY(!report.identical);
         QCOMPARE(report.images.size(), size_t(1));
@@ -268,7 +269,7 @@ private slots:
         s.plan.threads = other;
         auto recorded = compare::recordedFrom(run(m_engine, s));
         recorded.settings.plan.threads = 0;  // as recorded there: that machine's default was `other`
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto report = compare::verify(m_engine, recorded, cancel);
         QCOMPARE(report.rerun.environment.threads, other);
         QVERIFY2(report.identical, compare::describe(report).c_str());
@@ -278,7 +279,7 @@ private slots:
     void verifyWithoutImagesRunsTwice() {
         compare::Recorded r;
         r.settings = base();
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto report = compare::verify(m_engine, r, cancel);
         QVERIFY(report.ranTwice);
         QVERIFY(report.identical);

@@ -21,18 +21,18 @@ class TestSettingsDiff : public QObject {
     Q_OBJECT
 private slots:
     void equalSettingsHaveNoDifferences() {
-        settings::GenerationSettings a;
+        api::GenerationSettings a;
         a.prompt = "a lighthouse";
         QVERIFY(compare::diffSettings(a, a).empty());
     }
 
     void namesEveryChangedFieldWithBothValues() {
-        settings::GenerationSettings a, b;
+        api::GenerationSettings a, b;
         a.prompt = b.prompt = "a lighthouse";
         b.seed = 43;
         b.cfgScale = 4.5;
         b.sampler = "DPM++ 2M";
-        b.plan.unet = memory::Precision::FP16;
+        b.plan.unet = api::Precision::FP16;
         b.plan.vaeTiling = true;
         const auto d = compare::diffSettings(a, b);
         const std::vector<std::string> want = {"cfg_scale", "memory_plan.precision.unet", "memory_plan.vae_tiling",
@@ -58,7 +58,7 @@ private slots:
     }
 
     void environmentDifferences() {
-        pipeline::Environment a{"0.1.0", "2.15.0", "CPU", "unet=fp32 text_encoder=fp32 vae=fp32", "sdpa-math", "none", 2, true};
+        api::Environment a{"0.1.0", "2.15.0", "CPU", "unet=fp32 text_encoder=fp32 vae=fp32", "sdpa-math", "none", 2, true};
         QVERIFY(compare::diffEnvironment(a, a).empty());
         auto b = a;
         b.device = "NVIDIA H200";
@@ -72,7 +72,7 @@ private slots:
     }
 
     void pixelDifferenceBasics() {
-        pipeline::Image a{2, 1, {0, 0, 0, 10, 20, 30}}, b = a;
+        api::Image a{2, 1, {0, 0, 0, 10, 20, 30}}, b = a;
         auto d = compare::pixelDifference(a, b);
         QVERIFY(d.sameSize && d.maxAbs == 0 && std::isinf(d.psnr));
         QCOMPARE(compare::describe(d), std::string("identical pixels"));
@@ -81,12 +81,12 @@ private slots:
         QCOMPARE(d.maxAbs, 5);
         QCOMPARE(d.differingPixels, int64_t(1));
         QCOMPARE(d.mse, 25.0 / 6.0);
-        pipeline::Image c{1, 2, a.rgb};
+        api::Image c{1, 2, a.rgb};
         QVERIFY(!compare::pixelDifference(a, c).sameSize);
     }
 
     void abSeeds() {
-        settings::GenerationSettings base;
+        api::GenerationSettings base;
         base.seed = 42;
         const auto p = compare::abSeeds(base, 43);
         QCOMPARE(p.a.seed, int64_t(42));
@@ -98,12 +98,12 @@ private slots:
     }
 
     void abSettingVariesExactlyOneField() {
-        settings::GenerationSettings base;
+        api::GenerationSettings base;
         const auto cfg = compare::abSetting(base, "cfg_scale", nlohmann::json(4.5));
         QCOMPARE(cfg.b.cfgScale, 4.5);
         QCOMPARE(fields(compare::diffSettings(cfg.a, cfg.b)), std::vector<std::string>{"cfg_scale"});
         const auto prec = compare::abSettingFromText(base, "memory_plan.precision.unet", "fp16");
-        QCOMPARE(prec.b.plan.unet, memory::Precision::FP16);
+        QCOMPARE(prec.b.plan.unet, api::Precision::FP16);
         QCOMPARE(prec.label, std::string("memory_plan.precision.unet fp32 vs fp16"));
         QCOMPARE(compare::abSettingFromText(base, "steps", "30").b.steps, 30);
         QCOMPARE(compare::abSettingFromText(base, "cfg_scale", "3").b.cfgScale, 3.0);
@@ -123,7 +123,7 @@ private slots:
     }
 
     void abSettingRejectsWhatCannotBeRun() {
-        settings::GenerationSettings base;
+        api::GenerationSettings base;
         const auto fails = [&](const std::string& path, const std::string& text, const std::string& needle) {
             try {
                 compare::abSettingFromText(base, path, text);
@@ -145,10 +145,10 @@ private slots:
     }
 
     void abPreset() {
-        settings::GenerationSettings base;
+        api::GenerationSettings base;
         memory::Preset p;
         p.name = "8gb";
-        p.plan.unet = memory::Precision::FP16;
+        p.plan.unet = api::Precision::FP16;
         p.plan.vaeTiling = true;
         const auto pair = compare::abPreset(base, p);
         QCOMPARE(pair.b.preset, std::string("8gb"));

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 using namespace dd::settings;
+namespace api = dd::api;
 
 namespace {
 
@@ -165,7 +166,7 @@ private slots:
         QCOMPARE(info.settings.refiner.switchAt, 0.5);
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner switch at: 0.3");
         QVERIFY(!info.settings.refiner.enabled());
-        QCOMPARE(info.settings.refiner.switchAt, RefinerSetting().switchAt);
+        QCOMPARE(info.settings.refiner.switchAt, api::RefinerSetting().switchAt);
         QVERIFY(anyWarningContains(info, "Refiner switch at: 0.3"));
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl refiner .ckpt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl refiner"));  // no space left where the extension was
@@ -183,7 +184,7 @@ private slots:
     }
 
     void writesA1111Layout() {
-        GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "a cat";
         s.negativePrompt = "blurry";
         s.seed = 42;
@@ -222,11 +223,11 @@ private slots:
 
     void roundTripsEveryWrittenField() {
         std::vector<std::pair<std::string, std::string>> samplers;
-        for (const auto& n : samplerNames()) samplers.emplace_back(n, "");
+        for (const auto& n : api::samplerNames()) samplers.emplace_back(n, "");
         samplers.insert(samplers.end(), {{"Euler", "Karras"}, {"Euler a", "Exponential"}, {"DPM++ 2M SDE", "Karras"},
                                          {"Heun", "SGM Uniform"}});
         for (const auto& [sampler, schedule] : samplers) {
-            GenerationSettings s;
+            api::GenerationSettings s;
             s.prompt = "a (red:1.2) car, [night]\nsecond: line";
             s.negativePrompt = "blurry, \"low\" quality\nugly";
             s.seed = 4294967295;
@@ -245,7 +246,7 @@ private slots:
             s.timestepSpacing = "trailing";
             const auto info = parseA1111Parameters(writeA1111Parameters(s, options("m", "0123456789")));
             const QByteArray at = QByteArray("sampler: ") + sampler.c_str() + " / " + schedule.c_str();
-            GenerationSettings back = info.settings;
+            api::GenerationSettings back = info.settings;
             back.model = s.model;          // written as Model name, returned in info.modelName
             back.initImage = s.initImage;  // never written: a local path
             back.preset = s.preset;        // sidecar only
@@ -262,7 +263,7 @@ private slots:
 
     // Our scheduler keys: written only when set, a value we do not know is a warning, never a failure.
     void schedulerOverrideKeys() {
-        GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "p";
         QVERIFY(writeA1111Parameters(s).find("Prediction type") == std::string::npos);
         QVERIFY(writeA1111Parameters(s).find("Timestep spacing") == std::string::npos);
@@ -277,7 +278,7 @@ private slots:
 
     // A1111 writes "Emphasis" only when it is not the default, Original; prompt syntax stays in the sidecar.
     void emphasisAndPromptSyntax() {
-        GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "a (cat:1.2)";
         QVERIFY(writeA1111Parameters(s).find("Emphasis") == std::string::npos);
         for (const char* e : {"No norm", "Ignore", "None"}) {

@@ -11,6 +11,7 @@
 #include <set>
 
 using namespace dd::settings;
+namespace api = dd::api;
 using nlohmann::json;
 
 class TestA1111Parity : public QObject {
@@ -27,7 +28,7 @@ private slots:
 
     void writerMatchesCreateInfotext() {
         for (const auto& c : m_cases["writer"]) {
-            const GenerationSettings s = c["settings"].get<GenerationSettings>();
+            const api::GenerationSettings s = c["settings"].get<api::GenerationSettings>();
             const auto& o = c["options"];
             A1111WriteOptions opts;
             opts.modelName = o.value("model_name", "");

@@ -2,6 +2,7 @@
 // ControlNets (SD 1.x and SDXL) for fixed inputs, and the final latents of StableDiffusion(XL)ControlNetPipeline
 // runs with one and two ControlNets, weights and guidance start/end. Plus the config checks, settings round
 // trips, offload and refusals.
+#include "core/api/generation_settings.h"
 #include "core/io/controlnet_file.h"
 #include "core/io/model_error.h"
 #include "core/io/safetensors.h"
@@ -10,8 +11,9 @@
 #include "core/nn/load_weights.h"
 #include "core/pipeline/control_stack.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
+#include "core/pipeline/memory_prediction.h"
 #include "core/settings/a1111_parameters.h"
-#include "core/settings/generation_settings.h"
 #include "imaging/control_preprocess.h"
 #include "tests/common/test_program.h"
 
@@ -38,8 +40,8 @@ namespace {
 const QString kDir = QString(DD_FIXTURES_DIR) + "/controlnet";
 const QString kModels = QString(DD_FIXTURES_DIR) + "/pipeline";
 
-pipeline::Image imageOf(const torch::Tensor& hwc) {
-    pipeline::Image img;
+api::Image imageOf(const torch::Tensor& hwc) {
+    api::Image img;
     img.height = int(hwc.size(0));
     img.width = int(hwc.size(1));
     const auto t = hwc.contiguous();
@@ -48,9 +50,9 @@ pipeline::Image imageOf(const torch::Tensor& hwc) {
 }
 
 struct Case {
-    settings::GenerationSettings settings;
-    std::vector<pipeline::Image> images;
-    std::optional<pipeline::Image> init;  // img2img
+    api::GenerationSettings settings;
+    std::vector<api::Image> images;
+    std::optional<api::Image> init;  // img2img
     torch::Tensor latents;
 };
 
@@ -62,7 +64,7 @@ Case loadCase(const QJsonObject& c, int index) {
     const auto nets = c["controlnets"].toArray();
     for (int i = 0; i < nets.size(); ++i) {
         const auto n = nets[i].toObject();
-        settings::ControlNetSetting cn;
+        api::ControlNetSetting cn;
         cn.model = (kDir + "/" + n["name"].toString()).toStdString();
         cn.weight = n["weight"].toDouble();
         cn.guidanceStart = n["start"].toDouble();
@@ -136,7 +138,7 @@ private slots:
             const QString name = index == 0 ? "cn-sd1-a" : "cn-sdxl";
             k.settings.controlnets[0].model = (kDir + "/ldm/" + name + ".safetensors").toStdString();
             pipeline::Engine engine;
-            pipeline::CancelToken cancel;
+            api::CancelToken cancel;
             LastLatents observer;
             engine.generate(k.settings, cancel, &observer, nullptr, k.images);
             const double e = maxAbs(observer.latents, k.latents);
@@ -159,7 +161,7 @@ private slots:
         QFETCH(int, index);
         const auto k = loadCase(m_cases.at(index).toObject(), index);
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         LastLatents observer;
         const auto result = engine.generate(k.settings, cancel, &observer, k.init ? &*k.init : nullptr, k.images);
         const double err = maxAbs(observer.latents, k.latents);
@@ -174,7 +176,7 @@ private slots:
     void controlChangesAndGoes() {
         auto k = loadCase(m_cases.at(0).toObject(), 0);
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         auto plain = k.settings;
         plain.controlnets.clear();
         const auto without = engine.generate(plain, cancel, nullptr).images.at(0).rgb;
@@ -192,15 +194,15 @@ private slots:
     void underOffload() {
         auto k = loadCase(m_cases.at(0).toObject(), 0);
         pipeline::Engine reference;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto want = reference.generate(k.settings, cancel, nullptr, nullptr, k.images).images.at(0).rgb;
-        for (auto mode : {memory::Offload::Model, memory::Offload::Sequential, memory::Offload::Group}) {
+        for (auto mode : {api::Offload::Model, api::Offload::Sequential, api::Offload::Group}) {
             pipeline::Engine engine;
             engine.setTestHooks({true, {}, nullptr});
             auto s = k.settings;
             s.plan.offload = mode;
             const auto r = engine.generate(s, cancel, nullptr, nullptr, k.images);
-            QVERIFY2(r.images.at(0).rgb == want, memory::offloadName(mode));
+            QVERIFY2(r.images.at(0).rgb == want, api::offloadName(mode));
             QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home, ControlNet included
             QVERIFY(engine.ledger().peak("compute") > 0);
         }
@@ -211,10 +213,10 @@ private slots:
         auto images = k.images;
         images.push_back(loadCase(m_cases.at(1).toObject(), 1).images[1]);
         const auto plain = reference.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb;
-        QCOMPARE(reference.controlNetParameters(), memory::controlNetParameters({twice.controlnets[0].model}));
+        QCOMPARE(reference.controlNetParameters(), pipeline::controlNetParameters({twice.controlnets[0].model}));
         pipeline::Engine engine;
         engine.setTestHooks({true, {}, nullptr});
-        twice.plan.offload = memory::Offload::Group;
+        twice.plan.offload = api::Offload::Group;
         QVERIFY(engine.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb == plain);
         QCOMPARE(engine.ledger().resident("compute"), int64_t(0));
     }
@@ -223,12 +225,12 @@ private slots:
     void predictorCountsControlNets() {
         auto k = loadCase(m_cases.at(0).toObject(), 0);
         const std::string cn = k.settings.controlnets[0].model;
-        const int64_t params = memory::controlNetParameters({cn, cn});  // the same one twice is loaded once
+        const int64_t params = pipeline::controlNetParameters({cn, cn});  // the same one twice is loaded once
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         engine.generate(k.settings, cancel, nullptr, nullptr, k.images);
         QCOMPARE(params, engine.controlNetParameters());
-        const auto shape = memory::modelShapeOf(k.settings.model);
+        const auto shape = pipeline::modelShapeOf(k.settings.model);
         memory::PredictInput in;
         in.width = in.height = 64;
         const auto plain = memory::predict(shape, in);
@@ -238,7 +240,7 @@ private slots:
         QCOMPARE(with.decode.weights - plain.decode.weights, params * 4);    // kept loaded
         QVERIFY(with.denoise.activations > plain.denoise.activations);
         in.cuda = true;
-        in.plan.offload = memory::Offload::Model;
+        in.plan.offload = api::Offload::Model;
         const auto offloaded = memory::predict(shape, in);
         in.controlNetParams = 0;
         const auto offloadedPlain = memory::predict(shape, in);
@@ -261,7 +263,7 @@ private slots:
         auto s = k.settings;
         s.model = (kModels + "/tiny-sd1-e2e").toStdString();
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         try {
             engine.generate(s, cancel, nullptr, nullptr, k.images);
             QFAIL("an SDXL ControlNet on an SD 1.x model was accepted");
@@ -313,8 +315,8 @@ private slots:
     }
 
     void settingsRoundTrip() {
-        settings::GenerationSettings s;
-        settings::ControlNetSetting c;
+        api::GenerationSettings s;
+        api::ControlNetSetting c;
         c.model = "/models/cn/canny";
         c.hash = "0123abcd";
         c.image = "pose.png";
@@ -325,35 +327,35 @@ private slots:
         c.guidanceStart = 0.1;
         c.guidanceEnd = 0.9;
         c.resizeMode = "Just Resize";
-        s.controlnets = {c, [] { settings::ControlNetSetting t; t.model = "/models/cn/tile"; return t; }()};
+        s.controlnets = {c, [] { api::ControlNetSetting t; t.model = "/models/cn/tile"; return t; }()};
         const nlohmann::json j = s;
         QCOMPARE(j.at("controlnets").size(), size_t(2));
-        QVERIFY(j.get<settings::GenerationSettings>().controlnets == s.controlnets);
-        QVERIFY(!nlohmann::json(settings::GenerationSettings{}).contains("controlnets"));  // old sidecars unchanged
-        settings::validate(s);
+        QVERIFY(j.get<api::GenerationSettings>().controlnets == s.controlnets);
+        QVERIFY(!nlohmann::json(api::GenerationSettings{}).contains("controlnets"));  // old sidecars unchanged
+        api::validate(s);
         auto bad = s;
         bad.controlnets[0].guidanceStart = 0.95;
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(bad));
         bad = s;
         bad.controlnets[1].preprocessor = "openpose";
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(bad));
         bad = s;
         bad.controlnets[0].thresholdA = 250;
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(bad));
     }
 
     void a1111Text() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "a house";
         s.width = 512;
         s.height = 768;
-        settings::ControlNetSetting c;
+        api::ControlNetSetting c;
         c.model = "/models/controlnet/control_sd15_canny";
         c.hash = "fef5e48e";
         c.preprocessor = "canny";
         c.weight = 0.8;
         c.guidanceEnd = 0.75;
-        settings::ControlNetSetting t;
+        api::ControlNetSetting t;
         t.model = "/models/cn/tile.safetensors";
         t.preprocessor = "blur";
         t.thresholdA = 2.5;
@@ -396,16 +398,16 @@ private slots:
 
     void preprocessors() {
         // A white square on black, 96×64.
-        pipeline::Image img{96, 64, std::vector<uint8_t>(96 * 64 * 3, 0)};
+        api::Image img{96, 64, std::vector<uint8_t>(96 * 64 * 3, 0)};
         for (int y = 16; y < 48; ++y)
             for (int x = 32; x < 64; ++x)
                 for (int ch = 0; ch < 3; ++ch) img.rgb[size_t((y * 96 + x) * 3 + ch)] = 255;
-        auto white = [](const pipeline::Image& i) {
+        auto white = [](const api::Image& i) {
             int n = 0;
             for (size_t k = 0; k < i.rgb.size(); k += 3) n += i.rgb[k] > 127;
             return n;
         };
-        settings::ControlNetSetting c;
+        api::ControlNetSetting c;
         QVERIFY(imaging::preprocessControl(img, c).rgb == img.rgb);  // none
         c.preprocessor = "canny";
         const auto edges = imaging::preprocessControl(img, c);

@@ -28,8 +28,8 @@ const std::string kModels = std::string(DD_FIXTURES_DIR) + "/models";
 const std::string kTinySd1 = std::string(DD_FIXTURES_DIR) + "/pipeline/tiny-sd1-e2e";
 const std::string kTaesd = std::string(DD_FIXTURES_DIR) + "/taesd/tiny";
 
-settings::GenerationSettings small(const std::string& model, int steps = 4) {
-    settings::GenerationSettings s;
+api::GenerationSettings small(const std::string& model, int steps = 4) {
+    api::GenerationSettings s;
     s.model = model;
     s.prompt = "a red apple";
     s.steps = steps;
@@ -40,15 +40,15 @@ settings::GenerationSettings small(const std::string& model, int steps = 4) {
 }
 
 // Wants a preview on the steps in `wanted` (all when empty); keeps what it got.
-struct Recorder : pipeline::Observer {
+struct Recorder : dd::pipeline::LatentObserver {
     std::set<int> wanted;
     bool none = false;
     int previews = 0;
-    pipeline::Image lastPreview;
+    api::Image lastPreview;
     torch::Tensor lastLatent;
     bool wantsPreview(int step, int) override { return !none && (wanted.empty() || wanted.count(step)); }
     void onLatents(int, const at::Tensor& latents) override { lastLatent = latents[0].clone(); }
-    void onStep(int, int, const pipeline::Image& preview) override {
+    void onStep(int, int, const api::Image& preview) override {
         if (preview.rgb.empty()) return;
         ++previews;
         lastPreview = preview;
@@ -64,7 +64,7 @@ private slots:
     void loadReportsPartsAndGenerateReusesIt() {
         int loads = 0;
         pipeline::Engine engine([&](const std::string& line) { loads += line.rfind("loaded ", 0) == 0; });
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         std::vector<std::string> parts;
         const std::string path = kTinySd1;
         const auto report = engine.load(path, {}, cancel, [&](const std::string& part, int done, int total) {
@@ -88,10 +88,10 @@ private slots:
     void cancelBetweenPartsKeepsThePreviousModel() {
         int loads = 0;
         pipeline::Engine engine([&](const std::string& line) { loads += line.rfind("loaded ", 0) == 0; });
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         engine.load(pipeline::kDemoModel, {}, cancel);
         std::vector<std::string> parts;
-        QVERIFY_THROWS_EXCEPTION(pipeline::Cancelled,
+        QVERIFY_THROWS_EXCEPTION(api::Cancelled,
                                  engine.load(kTinySd1, {}, cancel, [&](const std::string& part, int, int) {
                                      parts.push_back(part);
                                      if (part == "unet") cancel.cancel();  // the UI's Cancel, while the UNet loads
@@ -105,7 +105,7 @@ private slots:
 
     void brokenFileKeepsThePreviousModel() {
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         engine.load(kTinySd1, {}, cancel);
         QTemporaryDir dir;
         const std::string broken = dir.filePath("broken.safetensors").toStdString();
@@ -122,7 +122,7 @@ private slots:
 
     void previewsAreComputedOnlyWhenWanted() {
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         Recorder every;
         const auto all = engine.generate(small(pipeline::kDemoModel, 4), cancel, &every);
         QCOMPARE(every.previews, 4);
@@ -142,7 +142,7 @@ private slots:
 
     void taesdPreviewsWhenSet() {
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         Recorder linear;
         const auto before = engine.generate(small(pipeline::kDemoModel, 2), cancel, &linear);
         const int latentWidth = int(linear.lastLatent.size(2));

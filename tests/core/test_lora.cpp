@@ -2,15 +2,17 @@
 // LDM names) applied by merging and as a side path give diffusers' UNet and text-encoder outputs and final
 // latents; unmerging restores every weight bit for bit; switching LoRAs between runs needs no reload; tags,
 // hashes, A1111 text and bad files.
+#include "core/api/memory_plan.h"
 #include "core/io/lora_file.h"
 #include "core/io/model_error.h"
 #include "core/io/model_hash.h"
 #include "core/io/safetensors.h"
-#include "core/memory/memory_plan.h"
 #include "core/memory/predictor.h"
 #include "core/nn/cpu_kernels.h"
 #include "core/nn/lora.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
+#include "core/pipeline/memory_prediction.h"
 #include "core/pipeline/sd_model.h"
 #include "core/settings/a1111_parameters.h"
 #include "core/text/prompt_parser.h"
@@ -59,8 +61,8 @@ bool sameBits(const std::map<std::string, torch::Tensor>& a, const std::map<std:
     return a.size() == b.size();
 }
 
-settings::GenerationSettings caseSettings(const QJsonObject& c) {
-    settings::GenerationSettings s = test::caseSettings(c, (kModels + "/" + c["model"].toString()).toStdString());
+api::GenerationSettings caseSettings(const QJsonObject& c) {
+    api::GenerationSettings s = test::caseSettings(c, (kModels + "/" + c["model"].toString()).toStdString());
     s.prompt = c["prompt"].toString().replace("NAME", c["lora"].toString()).toStdString();
     s.width = s.height = 64;
     return s;
@@ -173,7 +175,7 @@ private slots:
         const auto ref = io::SafetensorsFile::open((kDir + "/ref_" + c["lora"].toString() + ".safetensors").toStdString());
         pipeline::Engine engine;
         engine.setLoraFolders({kDir.toStdString()});
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         LastLatents observer;
         const auto result = engine.generate(s, cancel, &observer);
         // Merging rounds W + ΔW once in fp32, the side path adds the two products: diffusers' fuse_lora and PEFT's
@@ -192,8 +194,8 @@ private slots:
         const auto c = m_cases.at(0).toObject();
         auto s = caseSettings(c);
         s.prompt = "a photo of an astronaut riding a horse";
-        pipeline::CancelToken cancel;
-        auto run = [&](pipeline::Engine& e, const settings::GenerationSettings& st) {
+        api::CancelToken cancel;
+        auto run = [&](pipeline::Engine& e, const api::GenerationSettings& st) {
             LastLatents o;
             const auto r = e.generate(st, cancel, &o);
             return std::make_pair(o.latents, r);
@@ -231,9 +233,9 @@ private slots:
     void loraUnderOffload_data() {
         QTest::addColumn<int>("offload");
         QTest::addColumn<QString>("mode");
-        for (auto o : {memory::Offload::Model, memory::Offload::Sequential, memory::Offload::Group})
+        for (auto o : {api::Offload::Model, api::Offload::Sequential, api::Offload::Group})
             for (QString mode : {"merge", "side"})
-                QTest::newRow(qPrintable(QString(memory::offloadName(o)) + " " + mode)) << int(o) << mode;
+                QTest::newRow(qPrintable(QString(api::offloadName(o)) + " " + mode)) << int(o) << mode;
     }
     void loraUnderOffload() {
         QFETCH(int, offload);
@@ -242,7 +244,7 @@ private slots:
         s.loraMode = mode.toStdString();
         auto none = s;
         none.prompt = text::extractExtraNetworks(s.prompt).prompt;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         if (!m_withoutOffload.count(mode)) {  // the references, once per mode
             pipeline::Engine plain;
             plain.setLoraFolders({kDir.toStdString()});
@@ -258,9 +260,9 @@ private slots:
         pipeline::EngineTestHooks hooks;
         hooks.offloadOnCpu = true;
         engine.setTestHooks(hooks);
-        for (auto* st : {&s, &none}) st->plan.offload = memory::Offload(offload);
+        for (auto* st : {&s, &none}) st->plan.offload = api::Offload(offload);
         const auto r = engine.generate(s, cancel, nullptr);
-        QCOMPARE(r.environment.offload, std::string(memory::offloadName(memory::Offload(offload))));
+        QCOMPARE(r.environment.offload, std::string(api::offloadName(api::Offload(offload))));
         QVERIFY2(r.images.at(0).rgb == want, "the LoRA under offload gives another image than without offload");
         QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home
         QVERIFY2(engine.generate(none, cancel, nullptr).images.at(0).rgb == wantNone, "the LoRA was not taken off exactly");
@@ -279,7 +281,7 @@ private slots:
         none.plan.fp8Storage = "e4m3fn";
         auto s = none;
         s.loras = {{.name = c["lora"].toString().toStdString(), .unetWeight = 1.0, .textEncoderWeight = 0.0}};
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         pipeline::Engine engine;
         engine.setLoraFolders({kDir.toStdString()});
         const auto r = engine.generate(none, cancel, nullptr);
@@ -301,30 +303,30 @@ private slots:
         const auto model = pipeline::loadSdModel((kModels + "/" + c["model"].toString()).toStdString(), torch::kCPU);
         const auto file = io::loadLoraFile(path);
         const auto bound = nn::bindLora(file, {model->unet, model->textEncoder, model->textEncoder2}, 1, 1);
-        memory::MemoryPlan fp32;
-        fp32.unet = fp32.textEncoder = memory::Precision::FP32;
+        api::MemoryPlan fp32;
+        fp32.unet = fp32.textEncoder = api::Precision::FP32;
         for (bool side : {false, true}) {
             nn::LoraApplier applier;
             applier.apply(bound.patches, side ? nn::LoraMode::SidePath : nn::LoraMode::Merge);
-            QCOMPARE(memory::loraExtraBytes({path}, fp32, side), applier.extraBytes());
+            QCOMPARE(pipeline::loraExtraBytes({path}, fp32, side), applier.extraBytes());
         }
         memory::PredictInput in;
         in.plan = fp32;
-        const auto shape = memory::modelShapeOf(*model);
+        const auto shape = pipeline::modelShapeOf(*model);
         const auto without = memory::predict(shape, in);
         in.loraBytes = 12345;
         const auto with = memory::predict(shape, in);
         QCOMPARE(with.load.total(), without.load.total() + 12345);
         QCOMPARE(with.denoise.total(), without.denoise.total() + 12345);
         in.cuda = true;  // model offload: merged originals stay on the host, side paths visit the device
-        in.plan.offload = memory::Offload::Model;
+        in.plan.offload = api::Offload::Model;
         QCOMPARE(memory::predict(shape, in).denoise.weights, [&] { auto i = in; i.loraBytes = 0; return memory::predict(shape, i).denoise.weights; }());
         in.loraSidePath = true;
         QCOMPARE(memory::predict(shape, in).denoise.total(), [&] { auto i = in; i.loraBytes = 0; return memory::predict(shape, i).denoise.total(); }() + 12345);
     }
 
     void a1111Text() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "a cat <lora:style:0.8>";
         s.loras = {{"style", 0.8, 0.8, "0123456789ab", true}, {"/x/y/detail.safetensors", 1.0, 0.5, "ba9876543210", false}};
         const auto text = settings::writeA1111Parameters(s);
@@ -341,8 +343,8 @@ private slots:
         QVERIFY(info.has("loras"));
         // sidecar JSON round trip
         nlohmann::json j = s;
-        QCOMPARE(j.get<settings::GenerationSettings>().loras, s.loras);
-        nlohmann::json plain = settings::GenerationSettings{};
+        QCOMPARE(j.get<api::GenerationSettings>().loras, s.loras);
+        nlohmann::json plain = api::GenerationSettings{};
         QVERIFY(!plain.contains("loras"));
     }
 
@@ -384,7 +386,7 @@ private slots:
         s.prompt = "a photo <lora:mixed:0.7>";
         pipeline::Engine engine;
         engine.setLoraFolders({dir.path().toStdString()});
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto result = engine.generate(s, cancel, nullptr);
         QCOMPARE(int(result.warnings.size()), 1);
         const auto& w = result.warnings.front();

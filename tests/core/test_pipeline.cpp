@@ -48,19 +48,19 @@ private slots:
         QFETCH(int, index);
         QFETCH(bool, winograd);
         const QJsonObject c = m_cases.at(index).toObject();
-        settings::GenerationSettings s = test::caseSettings(c, (kDir + "/" + c["model"].toString()).toStdString());
+        api::GenerationSettings s = test::caseSettings(c, (kDir + "/" + c["model"].toString()).toStdString());
         s.plan.winogradConv = winograd;
-        std::optional<pipeline::Image> init;
+        std::optional<api::Image> init;
         if (c["img2img"].toBool()) {
             s.initImage = "init.safetensors";
             s.strength = c["strength"].toDouble();
             const auto rgb = io::SafetensorsFile::open((kDir + "/init.safetensors").toStdString())->tensor("rgb").contiguous();
-            init = pipeline::Image{int(rgb.size(1)), int(rgb.size(0)), {rgb.data_ptr<uint8_t>(), rgb.data_ptr<uint8_t>() + rgb.numel()}};
+            init = api::Image{int(rgb.size(1)), int(rgb.size(0)), {rgb.data_ptr<uint8_t>(), rgb.data_ptr<uint8_t>() + rgb.numel()}};
         }
         const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
 
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         LastLatents observer;
         const auto result = engine.generate(s, cancel, &observer, init ? &*init : nullptr);
 
@@ -81,32 +81,32 @@ private slots:
     }
 
     void cancelStopsBetweenSteps() {
-        struct CancelAtTwo : pipeline::Observer {
-            pipeline::CancelToken* token;
-            void onStep(int step, int, const pipeline::Image&) override {
+        struct CancelAtTwo : api::Observer {
+            api::CancelToken* token;
+            void onStep(int step, int, const api::Image&) override {
                 if (step == 2) token->cancel();
             }
         } observer;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         observer.token = &cancel;
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
         s.prompt = "a cat";
         s.steps = 10;
         s.width = s.height = 32;
         pipeline::Engine engine;
-        QVERIFY_THROWS_EXCEPTION(pipeline::Cancelled, engine.generate(s, cancel, &observer));
+        QVERIFY_THROWS_EXCEPTION(api::Cancelled, engine.generate(s, cancel, &observer));
     }
 
     void demoModelRunsEveryStep() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
         s.prompt = "a lighthouse";
         s.steps = 3;
         s.width = 48;
         s.height = 32;
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         LastLatents observer;
         const auto r = engine.generate(s, cancel, &observer);
         QCOMPARE(observer.steps, 3);

@@ -30,7 +30,7 @@ private slots:
 
     void roundTripsPixelsAndText() {
         QTemporaryDir dir;
-        pipeline::Image img{5, 3, {}};
+        api::Image img{5, 3, {}};
         for (int i = 0; i < 5 * 3 * 3; ++i) img.rgb.push_back(uint8_t(i * 17));
         const std::string path = dir.filePath("out.png").toStdString();
         imaging::writePng(path, img, {{"parameters", "Steps: 20, Seed: 1\nünïcode ✓"}, {"dd", "{\"a\":1}"}});

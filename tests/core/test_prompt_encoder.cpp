@@ -1,10 +1,10 @@
 // Prompt encoding (core/text/prompt_encoder.h): A1111 syntax against the step-by-step re-creation of A1111's
 // sd_hijack_clip in tests/parity/fixtures_prompts.py (fp32, max abs 1e-4); reference syntax against the
 // diffusers path of conditioning.h, bit for bit; a long weighted prompt through the engine's demo model.
+#include "core/api/generation_settings.h"
 #include "core/io/safetensors.h"
 #include "core/nn/clip_text.h"
 #include "core/pipeline/engine.h"
-#include "core/settings/generation_settings.h"
 #include "core/text/clip_tokenizer.h"
 #include "core/text/prompt_encoder.h"
 #include "tests/common/test_program.h"
@@ -64,11 +64,11 @@ Family loadFamily(const std::string& name) {
 }
 
 text::PromptEncodeOptions optionsFor(const std::string& syntax, const std::string& emphasis, int clipSkip) {
-    settings::GenerationSettings s;
-    s.promptSyntax = syntax;
-    s.emphasis = emphasis;
-    s.clipSkip = clipSkip;
-    return text::promptEncodeOptions(s);
+    text::TextInput input;
+    input.promptSyntax = syntax;
+    input.emphasis = emphasis;
+    input.clipSkip = clipSkip;
+    return text::promptEncodeOptions(input);
 }
 
 bool bitEqual(const text::TextConditioning& a, const text::TextConditioning& b) {
@@ -180,16 +180,16 @@ private slots:
     void rejectsUnknownNames() {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, optionsFor("comfy", "Original", 1));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, optionsFor("a1111", "Strong", 1));
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.emphasis = "no norm";
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(s));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(s));
         s = {};
         s.promptSyntax = "A1111";
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(s));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(s));
     }
 
     void engineRunsLongWeightedPrompt() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
         std::string prompt;
         for (int i = 0; i < 12; ++i) prompt += "(masterpiece:1.2), [best quality], ((a lighthouse)), ";
@@ -200,7 +200,7 @@ private slots:
         s.batchSize = 2;
         s.emphasis = "No norm";
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto result = engine.generate(s, cancel, nullptr);
         QCOMPARE(int(result.images.size()), 2);
         QCOMPARE(result.images[0].width, 64);

@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/memory/predictor.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/refiner.h"
 #include "core/sched/scheduler.h"
 #include "core/settings/a1111_parameters.h"
@@ -32,10 +33,10 @@ const QString kDir = QString(DD_FIXTURES_DIR) + "/refiner";
 const QString kBase = QString(DD_FIXTURES_DIR) + "/pipeline/tiny-sdxl-e2e";
 const QString kRefiner = kDir + "/tiny-sdxl-refiner-e2e";
 
-struct EveryStep : pipeline::Observer {
+struct EveryStep : dd::pipeline::LatentObserver {
     std::vector<torch::Tensor> latents;  // after step 1, 2, ...
     int total = 0;
-    void onStep(int, int all, const pipeline::Image&) override { total = all; }
+    void onStep(int, int all, const api::Image&) override { total = all; }
     void onLatents(int, const at::Tensor& l) override { latents.push_back(l.clone()); }
 };
 
@@ -44,8 +45,8 @@ nlohmann::json readJson(const QString& path) {
     return nlohmann::json::parse(in);
 }
 
-settings::GenerationSettings settingsOf(const QJsonObject& c) {
-    settings::GenerationSettings s = test::caseSettings(c, kBase.toStdString());
+api::GenerationSettings settingsOf(const QJsonObject& c) {
+    api::GenerationSettings s = test::caseSettings(c, kBase.toStdString());
     s.refiner.model = kRefiner.toStdString();
     s.refiner.switchAt = c["switch"].toDouble();
     s.refiner.aestheticScore = c["aesthetic"].toDouble();
@@ -92,7 +93,7 @@ private slots:
         const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
 
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         EveryStep observer;
         const auto result = engine.generate(s, cancel, &observer);
 
@@ -131,9 +132,9 @@ private slots:
     void parityIsSensitive() {
         const QJsonObject c = m_cases.at(1).toObject();
         const auto ref = io::SafetensorsFile::open((kDir + "/case_1.safetensors").toStdString());
-        auto finalErr = [&](const settings::GenerationSettings& s) {
+        auto finalErr = [&](const api::GenerationSettings& s) {
             pipeline::Engine engine;
-            pipeline::CancelToken cancel;
+            api::CancelToken cancel;
             EveryStep observer;
             engine.generate(s, cancel, &observer);
             return maxAbs(observer.latents.back(), ref->tensor("latents"));
@@ -157,7 +158,7 @@ private slots:
         auto s = settingsOf(m_cases.at(0).toObject());
         s.refiner.model = (kDir + "/tiny-sdxl-refiner-e2e.safetensors").toStdString();
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         EveryStep observer;
         const auto result = engine.generate(s, cancel, &observer);
         QVERIFY(torch::isfinite(observer.latents.back()).all().item<bool>());
@@ -171,7 +172,7 @@ private slots:
     // the test hooks label the compute side "compute", so the ledger tells the two apart.
     void swapMovesTheBaseOffTheDevice() {
         auto s = settingsOf(m_cases.at(0).toObject());
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         auto runWith = [&](bool swap, memory::ResidencyLedger* ledgerAfter, pipeline::Engine& engine) {
             auto t = s;
             t.plan.swapModels = swap;
@@ -209,14 +210,14 @@ private slots:
     // latents from the first step on, with or without a refiner, hence a tolerance rather than equal bits.)
     void offloadedRefiner_data() {
         QTest::addColumn<int>("mode");
-        QTest::newRow("model") << int(memory::Offload::Model);
-        QTest::newRow("sequential") << int(memory::Offload::Sequential);
-        QTest::newRow("group") << int(memory::Offload::Group);
+        QTest::newRow("model") << int(api::Offload::Model);
+        QTest::newRow("sequential") << int(api::Offload::Sequential);
+        QTest::newRow("group") << int(api::Offload::Group);
     }
     void offloadedRefiner() {
         QFETCH(int, mode);
         const auto s = settingsOf(m_cases.at(0).toObject());
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         pipeline::Engine plain;
         EveryStep want;
         plain.generate(s, cancel, &want);
@@ -226,7 +227,7 @@ private slots:
             pipeline::Engine engine;
             engine.setTestHooks(hooks);
             auto t = s;
-            t.plan.offload = memory::Offload(mode);
+            t.plan.offload = api::Offload(mode);
             t.plan.swapModels = swap;
             EveryStep got;
             engine.generate(t, cancel, &got);
@@ -245,15 +246,15 @@ private slots:
     void controlNetWithRefiner() {
         const auto plainCase = settingsOf(m_cases.at(0).toObject());
         auto s = plainCase;
-        settings::ControlNetSetting c;
+        api::ControlNetSetting c;
         c.model = (QString(DD_FIXTURES_DIR) + "/controlnet/cn-sdxl").toStdString();
         c.weight = 0.9;
         c.guidanceEnd = 0.5;
         s.controlnets = {c};
-        pipeline::Image hint{s.width, s.height, std::vector<uint8_t>(size_t(s.width * s.height * 3))};
+        api::Image hint{s.width, s.height, std::vector<uint8_t>(size_t(s.width * s.height * 3))};
         for (size_t i = 0; i < hint.rgb.size(); ++i) hint.rgb[i] = uint8_t((i / 3 % size_t(s.width)) < size_t(s.width / 2) ? 0 : 255);
-        const std::vector<pipeline::Image> hints{hint};
-        pipeline::CancelToken cancel;
+        const std::vector<api::Image> hints{hint};
+        api::CancelToken cancel;
         pipeline::Engine engine;
         EveryStep refinedNoCn, refined, baseOnly;
         engine.generate(plainCase, cancel, &refinedNoCn);
@@ -293,24 +294,24 @@ private slots:
         auto s = settingsOf(m_cases.at(0).toObject());
         s.refiner.model = pipeline::kDemoModel;  // not a file: refused when loading
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         QVERIFY_THROWS_EXCEPTION(std::exception, engine.generate(s, cancel, nullptr));
     }
 
     void settingsRoundTrip() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         QVERIFY(!nlohmann::json(s).contains("refiner"));  // sidecars of runs without one stay as they were
         s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.5, 2.0, "7440042bbd"};
         const nlohmann::json j = s;
         QCOMPARE(j.at("refiner").at("switch_at").get<double>(), 0.7);
-        QVERIFY(j.get<settings::GenerationSettings>().refiner == s.refiner);
+        QVERIFY(j.get<api::GenerationSettings>().refiner == s.refiner);
         s.refiner.switchAt = 1.0;
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, settings::validate(s));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(s));
     }
 
     // A1111's refiner script writes the checkpoint's short title and the switch; both read back.
     void a1111ParametersRoundTrip() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.prompt = "a lighthouse";
         s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.8, 6.0, 2.5, "7440042bbd"};
         const auto text = settings::writeA1111Parameters(s, {});
@@ -329,7 +330,7 @@ private slots:
         QCOMPARE(a1111.settings.refiner.model, std::string("sd_xl_refiner_1.0"));
         QCOMPARE(a1111.settings.refiner.switchAt, 0.7);
         const auto folder = settings::parseA1111Parameters(settings::writeA1111Parameters(
-            [] { settings::GenerationSettings t; t.refiner.model = "/m/refiner-folder/"; return t; }(), {}));
+            [] { api::GenerationSettings t; t.refiner.model = "/m/refiner-folder/"; return t; }(), {}));
         QCOMPARE(folder.settings.refiner.model, std::string("refiner-folder"));
         QVERIFY(folder.settings.refiner.hash.empty());
         // A path in the metadata never survives: the name only.
@@ -352,7 +353,7 @@ private slots:
         memory::PredictInput in;
         in.width = in.height = 1024;
         in.cuda = true;
-        in.plan.unet = in.plan.textEncoder = in.plan.vae = memory::Precision::FP16;
+        in.plan.unet = in.plan.textEncoder = in.plan.vae = api::Precision::FP16;
         const auto plain = memory::predict(base, in);
         in.refinerBytes = 4'500'000'000;
         const auto together = memory::predict(base, in);

@@ -1,10 +1,10 @@
 // Scheduler parity against diffusers (tests/parity/fixtures_schedulers.py): timesteps, σ, init_noise_sigma,
 // the whole denoising trajectory on a fake denoiser (same seeded CPU generator, same call sequence), img2img
 // truncation and add_noise, LMS coefficients, the reference schedules of sd_reference.md §11, factory errors.
+#include "core/api/generation_settings.h"
 #include "core/io/safetensors.h"
 #include "core/memory/memory_probe.h"
 #include "core/sched/schedulers.h"
-#include "core/settings/generation_settings.h"
 #include "tests/common/test_program.h"
 
 // torch before Qt: Qt's `slots` macro breaks torch/csrc/jit headers.
@@ -20,6 +20,7 @@
 namespace test_schedulers {  // the test program is a unity build: each file keeps its names
 
 using namespace dd::sched;
+namespace api = dd::api;
 namespace fs = std::filesystem;
 
 namespace {
@@ -232,9 +233,9 @@ private slots:
         } catch (const std::invalid_argument& e) {
             const QString msg = e.what();
             QVERIFY(msg.contains("Euler b"));
-            for (const auto& n : dd::settings::samplerNames()) QVERIFY2(msg.contains(QString::fromStdString("\"" + n + "\"")), e.what());
+            for (const auto& n : dd::api::samplerNames()) QVERIFY2(msg.contains(QString::fromStdString("\"" + n + "\"")), e.what());
         }
-        QCOMPARE(dd::settings::samplerNames().size(), size_t(11));
+        QCOMPARE(dd::api::samplerNames().size(), size_t(11));
     }
 
     void unsupportedConfigIsRefused() {
@@ -249,7 +250,7 @@ private slots:
     void onDevice() {
         if (dd::memory::cudaDeviceCount() == 0) QSKIP("no CUDA device");  // loads CUDA's backend where a driver is
         const nlohmann::json sd1 = readJson(kDir / "ddim.json")["config"];
-        for (const auto& name : dd::settings::samplerNames()) {
+        for (const auto& name : dd::api::samplerNames()) {
             auto run = [&](c10::Device device) {
                 auto s = makeScheduler(name, sd1);
                 s->setTimesteps(8, device);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace dd::settings;
+namespace api = dd::api;
 
 namespace {
 
@@ -32,11 +33,11 @@ Sidecar sample() {
     s.modelHash = "6ce0161689";
     s.modelSha256 = std::string(64, 'a');
     s.seeds = {4294967295, 4294967296};
-    s.settings.plan.unet = dd::memory::Precision::FP16;
-    s.settings.plan.attention = dd::memory::Attention::Sliced;
+    s.settings.plan.unet = dd::api::Precision::FP16;
+    s.settings.plan.attention = dd::api::Attention::Sliced;
     s.settings.plan.attentionSliceSize = 4;
     s.settings.plan.vaeTiling = true;
-    s.settings.plan.offload = dd::memory::Offload::Model;
+    s.settings.plan.offload = dd::api::Offload::Model;
     s.settings.deterministic = true;
     s.imageIndex = 1;
     s.timings = {1.5, 0.25, {0.1, 0.11, 0.12}, 0.8};
@@ -73,7 +74,7 @@ private slots:
         QVERIFY(text.rfind("{\n  \"schema\": \"diffusiondesk.sidecar/2\",", 0) == 0);
         QVERIFY(text.find("/home/alice") == std::string::npos);  // a shared image reveals no local paths
         const Sidecar back = readSidecar(text);
-        GenerationSettings want = s.settings;
+        api::GenerationSettings want = s.settings;
         want.model = "v1-5-pruned-emaonly.safetensors";
         want.initImage = "in.png";
         QCOMPARE(nlohmann::json(back.settings), nlohmann::json(want));
@@ -110,7 +111,7 @@ private slots:
         QCOMPARE(back.imageIndex, 1);
     }
 
-    // Schema 1 files (session 1) still read: environment strings and the single peak are mapped.
+    // Schema 1 files still read: environment strings and the single peak are mapped.
     void readsSchema1() {
         const Sidecar s = readSidecar(R"({"schema": "diffusiondesk.sidecar/1", "settings": {"prompt": "p", "seed": 5},
             "peak_memory_bytes": 3500000000, "environment": {"torch_version": "2.5.1", "device": "cpu", "dtype": "float16",

@@ -58,23 +58,23 @@ private slots:
     void matchesFromSingleFile() {
         QFETCH(int, index);
         const QJsonObject c = m_cases.at(index).toObject();
-        settings::GenerationSettings s = test::caseSettings(c, (kSingleFileDir + "/" + c["model"].toString()).toStdString());
+        api::GenerationSettings s = test::caseSettings(c, (kSingleFileDir + "/" + c["model"].toString()).toStdString());
         const QJsonObject options = c["scheduler_options"].toObject();
         s.predictionType = options["prediction_type"].toString().toStdString();
         s.timestepSpacing = options["timestep_spacing"].toString().toStdString();
         const auto ref = io::SafetensorsFile::open((kSingleFileDir + QString("/case_%1.safetensors").arg(index)).toStdString());
 
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         test::LastLatents observer;
         const auto result = engine.generate(s, cancel, &observer);
 
-        // 1e-4 on latents up to 20 in magnitude, 5e-6 of their largest value above it: a random UNet predicts
+        // 1e-4 on latents up to 10 in magnitude, 1e-5 of their largest value above it: a random UNet predicts
         // next to nothing, so Euler-family latents stay near σ_max × noise (|x| up to 75), and fp32 rounding
-        // grows with them.
+        // grows with them (SDXL with LCM on an AMD EPYC VM: 5.8e-6 of |x| = 63, against torch's own kernels).
         const auto want = ref->tensor("latents");
         const double latentErr = test::maxAbs(observer.latents, want);
-        const double bound = 1e-4 * std::max(1.0, want.abs().max().item<double>() / 20);
+        const double bound = 1e-4 * std::max(1.0, want.abs().max().item<double>() / 10);
         qInfo("latents max abs %.3g (bound %.3g)", latentErr, bound);
         QVERIFY2(latentErr <= bound, qPrintable(QString("latents differ by %1").arg(latentErr)));
         const auto image = ref->tensor("images")[0];  // [H,W,3] uint8

@@ -36,8 +36,8 @@ std::string modelDir() {
 }
 
 // The app's defaults for this model (Euler a, 20 steps; its own size and guidance scale, dd::kEmbeddedModel).
-settings::GenerationSettings defaults(const std::string& prompt, int64_t seed) {
-    settings::GenerationSettings s;
+api::GenerationSettings defaults(const std::string& prompt, int64_t seed) {
+    api::GenerationSettings s;
     s.model = modelDir();
     s.prompt = prompt;
     s.seed = seed;
@@ -46,7 +46,7 @@ settings::GenerationSettings defaults(const std::string& prompt, int64_t seed) {
     return s;
 }
 
-cv::Mat toMat(const pipeline::Image& img) {
+cv::Mat toMat(const api::Image& img) {
     return cv::Mat(img.height, img.width, CV_8UC3, const_cast<uint8_t*>(img.rgb.data())).clone();
 }
 
@@ -83,7 +83,7 @@ private slots:
         QVERIFY2(std::filesystem::exists(modelDir() + "/model_index.json"),
                  qPrintable(QString::fromStdString(modelDir()) + " has no model_index.json"));
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto cases = shapes::promptCases();
         int right = 0, rightColour = 0, rightShape = 0;
         for (const auto& c : cases) {
@@ -110,7 +110,7 @@ private slots:
         const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).array();
         QVERIFY(cases.size() >= 2);
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         for (int i = 0; i < cases.size(); ++i) {
             const QJsonObject c = cases.at(i).toObject();
             auto s = defaults(c["prompt"].toString().toStdString(), c["seed"].toInt());

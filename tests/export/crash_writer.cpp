@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-dd::pipeline::Image pattern(int size, int index) {
-    dd::pipeline::Image img{size, size, {}};
+dd::api::Image pattern(int size, int index) {
+    dd::api::Image img{size, size, {}};
     img.rgb.resize(std::size_t(size) * size * 3);
     uint32_t x = 2463534242u + uint32_t(index);
     for (auto& b : img.rgb) {  // xorshift: incompressible, so every write takes a while

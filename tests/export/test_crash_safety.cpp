@@ -15,8 +15,8 @@
 
 namespace {
 
-dd::pipeline::Image pattern(int size, int index) {  // as crash_writer.cpp draws it
-    dd::pipeline::Image img{size, size, {}};
+dd::api::Image pattern(int size, int index) {  // as crash_writer.cpp draws it
+    dd::api::Image img{size, size, {}};
     img.rgb.resize(std::size_t(size) * size * 3);
     uint32_t x = 2463534242u + uint32_t(index);
     for (auto& b : img.rgb) {

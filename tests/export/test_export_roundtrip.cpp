@@ -42,17 +42,17 @@ Sidecar everyField() {
     s.strength = 0.55;
     s.preset = "6gb";
     s.plan.device = "cuda:1";
-    s.plan.unet = memory::Precision::BF16;
-    s.plan.textEncoder = memory::Precision::FP16;
-    s.plan.vae = memory::Precision::FP16;
+    s.plan.unet = api::Precision::BF16;
+    s.plan.textEncoder = api::Precision::FP16;
+    s.plan.vae = api::Precision::FP16;
     s.plan.vaeUpcast = false;
-    s.plan.attention = memory::Attention::Chunked;
+    s.plan.attention = api::Attention::Chunked;
     s.plan.attentionSliceSize = 3;
     s.plan.queryChunkSize = 256;
     s.plan.vaeSlicing = true;
     s.plan.vaeTiling = true;
     s.plan.channelsLast = true;
-    s.plan.offload = memory::Offload::Group;
+    s.plan.offload = api::Offload::Group;
     s.plan.groupBlocks = 2;
     s.plan.fp8Storage = "e4m3fn";
     s.plan.threads = 6;
@@ -68,8 +68,8 @@ Sidecar everyField() {
     return sc;
 }
 
-pipeline::Image gradient(int w, int h) {
-    pipeline::Image img{w, h, {}};
+api::Image gradient(int w, int h) {
+    api::Image img{w, h, {}};
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) img.rgb.insert(img.rgb.end(), {uint8_t(x * 4), uint8_t(y * 4), uint8_t((x + y) * 2)});
     return img;
@@ -107,7 +107,7 @@ private slots:
         const Restored r = restoreFromFile(f.image);
         QCOMPARE(QString::fromStdString(r.source), format);
         QCOMPARE(r.format, std::string("diffusiondesk"));
-        GenerationSettings want = sc.settings;
+        api::GenerationSettings want = sc.settings;
         want.model.clear();                 // a path never comes back: the model is found by name / hash
         want.initImage = "in.png";          // only the bare name, looked up inside the output folder
         want.seed = sc.settings.seed + 1;   // this file is image 2 of the batch

@@ -1,4 +1,4 @@
-// Fault injection (issue 12): disk full, permission denied and a vanished folder at each step of a durable
+// Fault injection: disk full, permission denied and a vanished folder at each step of a durable
 // write, through the exporter and the queue journal. Each must give a message naming the file and the cause,
 // leave no partial or temporary file, keep an existing file intact and keep the queue readable.
 #include "core/queue/durable_file.h"
@@ -36,8 +36,8 @@ std::string slurp(const fs::path& p) {
     return {std::istreambuf_iterator<char>(in), {}};
 }
 
-dd::pipeline::Image gradient() {
-    dd::pipeline::Image img{16, 16, std::vector<uint8_t>(16 * 16 * 3)};
+dd::api::Image gradient() {
+    dd::api::Image img{16, 16, std::vector<uint8_t>(16 * 16 * 3)};
     for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = uint8_t(i * 7);
     return img;
 }

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 using namespace dd::settings;
+namespace api = dd::api;
 
 namespace {
 
@@ -137,7 +138,7 @@ private slots:
         QVERIFY(r.settings.model.empty());
         if (source == "settings-json") {
             QCOMPARE(unknownKeys(r), std::string("hires_fix"));  // listed, not fatal
-            QVERIFY(r.settings.plan.unet == dd::memory::Precision::FP16);
+            QVERIFY(r.settings.plan.unet == dd::api::Precision::FP16);
         }
     }
 

@@ -1,9 +1,10 @@
-// Balanced multi-device placement (issue 6; memory plan device "balanced"), proven on the CPU: the engine places
+// Balanced multi-device placement (memory plan device "balanced"), proven on the CPU: the engine places
 // on named stand-ins for the GPUs (EngineTestHooks::balancedStandIns, all of them the CPU in fact), so the ledger
 // shows which network went where and each stand-in's cap can be checked; the pixels must be the single-device
 // run's. The placement rule itself (diffusers' zig-zag) is tested in test_placement_pure.
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/sd_model.h"
 #include "tests/common/test_program.h"
 
@@ -21,13 +22,13 @@ using namespace dd;
 
 namespace {
 
-settings::GenerationSettings base() {
+api::GenerationSettings base() {
     auto s = test::demoSettings();
     s.seed = 5;
     return s;
 }
 
-settings::GenerationSettings balanced(settings::GenerationSettings s) {
+api::GenerationSettings balanced(api::GenerationSettings s) {
     s.plan.device = "balanced";
     return s;
 }
@@ -128,7 +129,7 @@ private slots:
         QVERIFY2(std::filesystem::exists(model), "fixtures missing: run tests/parity/make_fixtures.py build/fixtures");
         auto s = base();
         s.model = model.string();
-        s.plan.unet = s.plan.vae = memory::Precision::BF16;
+        s.plan.unet = s.plan.vae = api::Precision::BF16;
         s.deterministic = true;  // math attention: the same reduction order whatever the placement
         pipeline::Engine plainEngine, engine;
         const auto plain = generate(plainEngine, s);
@@ -154,7 +155,7 @@ private slots:
         pipeline::EngineTestHooks hooks;
         hooks.balancedStandIns = {{"gpu0", int64_t(1) << 30}, {"gpu1", int64_t(1) << 30}};
         engine.setTestHooks(hooks);
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto plan = balanced(base()).plan;
         QVERIFY(!engine.load(pipeline::kDemoModel, plan, cancel).alreadyLoaded);
         QVERIFY(engine.load(pipeline::kDemoModel, plan, cancel).alreadyLoaded);
@@ -167,7 +168,7 @@ private slots:
     void refusedWithAClearMessage() {
         pipeline::Engine engine;
         auto s = balanced(base());
-        s.plan.offload = memory::Offload::Model;
+        s.plan.offload = api::Offload::Model;
         const auto e = errorOf([&] { generate(engine, s); });
         QVERIFY2(e.find("cannot be combined with offload") != std::string::npos, e.c_str());
         // Without GPUs (and without stand-ins) there is nothing to balance over.

@@ -18,19 +18,19 @@ using namespace dd;
 
 namespace {
 
-struct MemoryLog : pipeline::Observer {
+struct MemoryLog : api::Observer {
     std::map<std::string, int> samples;
     std::vector<std::string> order;
-    void onStep(int, int, const pipeline::Image&) override {}
-    void onMemory(const char* stage, const memory::MemorySample& s) override {
+    void onStep(int, int, const api::Image&) override {}
+    void onMemory(const char* stage, const api::MemorySample& s) override {
         ++samples[stage];
         order.push_back(stage);
         QVERIFY(s.hostRss > 0);
     }
 };
 
-settings::GenerationSettings demoSettings() {
-    settings::GenerationSettings s;
+api::GenerationSettings demoSettings() {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a lighthouse at dusk";
     s.steps = 3;
@@ -47,7 +47,7 @@ class TestEngineTelemetry : public QObject {
 private slots:
     void peaksPerStageAndSamplesPerStep() {
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         MemoryLog log;
         const auto r = engine.generate(demoSettings(), cancel, &log);
         double steps = 0;
@@ -69,7 +69,7 @@ private slots:
 
     void environmentFingerprint() {
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto r = engine.generate(demoSettings(), cancel, nullptr);
         const auto& e = r.environment;
         QCOMPARE(e.appVersion, std::string(DD_VERSION));
@@ -91,7 +91,7 @@ private slots:
         s.deterministic = true;
         s.plan.threads = 1;
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto a = engine.generate(s, cancel, nullptr);
         const auto b = engine.generate(s, cancel, nullptr);
         QCOMPARE(a.environment.attention, std::string("sdpa-math"));
@@ -111,7 +111,7 @@ private slots:
         auto s = demoSettings();
         s.plan.device = "tpu";
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         try {
             engine.generate(s, cancel, nullptr);
             QFAIL("expected an error");

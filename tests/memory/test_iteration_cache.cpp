@@ -1,4 +1,4 @@
-// Fast iteration (issue 15): a run that changes only seed, steps, CFG, sampler or size reuses the prompt's
+// Fast iteration: a run that changes only seed, steps, CFG, sampler or size reuses the prompt's
 // text conditioning (no text encoder runs) and gives the same image as a cold engine; anything that changes
 // the encoders' output misses. (Switching models gives the previous model's memory back: test_model_switch.)
 #include "core/nn/clip_text.h"
@@ -21,8 +21,8 @@ namespace {
 const fs::path kSdxl = fs::path(DD_FIXTURES_DIR) / "pipeline" / "tiny-sdxl-e2e";
 const fs::path kSd1 = fs::path(DD_FIXTURES_DIR) / "pipeline" / "tiny-sd1-e2e";
 
-settings::GenerationSettings base() {
-    settings::GenerationSettings s;
+api::GenerationSettings base() {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.plan.threads = 2;  // runs are compared bit for bit: not a count that follows the load
     s.prompt = "a (stone bridge:1.2) over a river, BREAK morning fog";
@@ -34,8 +34,8 @@ settings::GenerationSettings base() {
     return s;
 }
 
-pipeline::GenerationResult run(pipeline::Engine& e, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
+api::GenerationResult run(pipeline::Engine& e, const api::GenerationSettings& s) {
+    api::CancelToken cancel;
     return e.generate(s, cancel, nullptr);
 }
 
@@ -88,7 +88,7 @@ private slots:
         if (field == "clip skip") s.clipSkip = 2;
         if (field == "prompt syntax") s.promptSyntax = "reference";
         if (field == "emphasis") s.emphasis = "No norm";
-        if (field == "text precision") s.plan.textEncoder = memory::Precision::BF16;
+        if (field == "text precision") s.plan.textEncoder = api::Precision::BF16;
         if (field == "model") s.model = kSd1.string();
         if (field == "model" && !fs::exists(kSd1)) QSKIP("run tests/parity/make_fixtures.py first");
         const int64_t before = clipCalls();

@@ -1,4 +1,4 @@
-// Low-memory loading (issue 6): networks are built without random initialisation and each file tensor goes
+// Low-memory loading: networks are built without random initialisation and each file tensor goes
 // from the memory-mapped file straight to its target dtype, its mapped pages given back once copied. So
 // loading an fp32 checkpoint into bf16 holds the bf16 weights plus about one tensor at a time, never the
 // file plus the weights (the old path: an initialised fp32 model, its bf16 copy and the file's pages).
@@ -95,7 +95,7 @@ private slots:
     // done (nn::releaseMappedWeights): after the run the process holds none of them (it held all 575 MB before),
     // and a second run, reading them again from the file, makes the same picture.
     void fp32WeightsLeaveWithTheirStage() {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = kModel;
         s.prompt = "a red cube";
         s.steps = 2;
@@ -103,7 +103,7 @@ private slots:
         s.plan.device = "cpu";
         s.plan.threads = 2;  // runs are compared bit for bit: not a count that follows the load
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const int64_t baseline = memory::sampleMemory().hostRss;
         const auto first = engine.generate(s, cancel, nullptr);
         const int64_t after = memory::sampleMemory().hostRss - baseline;

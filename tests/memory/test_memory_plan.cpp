@@ -1,6 +1,6 @@
 // MemoryPlan JSON round trip and validation messages; the shipped presets match the recipe table of
 // ../shared/reference/seed_digest.md row by row; recommendPreset picks the row a card of that size should use.
-#include "core/memory/memory_plan.h"
+#include "core/memory/preset.h"
 #include "core/memory/preset_settings.h"
 
 #include <nlohmann/json.hpp>
@@ -11,6 +11,7 @@
 #include <fstream>
 
 using namespace dd::memory;
+namespace api = dd::api;
 
 namespace {
 
@@ -36,17 +37,17 @@ class TestMemoryPlan : public QObject {
 
 private slots:
     void jsonRoundTrip() {
-        MemoryPlan p;
+        api::MemoryPlan p;
         p.device = "cuda:1";
-        p.unet = Precision::FP16;
-        p.textEncoder = Precision::BF16;
-        p.vae = Precision::FP32;
+        p.unet = api::Precision::FP16;
+        p.textEncoder = api::Precision::BF16;
+        p.vae = api::Precision::FP32;
         p.vaeUpcast = false;
-        p.attention = Attention::Chunked;
+        p.attention = api::Attention::Chunked;
         p.attentionSliceSize = 3;
         p.queryChunkSize = 256;
         p.vaeSlicing = p.vaeTiling = p.channelsLast = true;
-        p.offload = Offload::Group;
+        p.offload = api::Offload::Group;
         p.groupBlocks = 2;
         p.offloadToDisk = true;
         p.vaeTileSize = 256;
@@ -57,51 +58,51 @@ private slots:
         QCOMPARE(j.at("max_memory").at("cuda:1").get<int64_t>(), int64_t(4'000'000'000));
         QCOMPARE(j.at("precision").at("text_encoder").get<std::string>(), std::string("bf16"));
         QCOMPARE(j.at("attention").get<std::string>(), std::string("chunked"));
-        QVERIFY(j.get<MemoryPlan>() == p);
-        QVERIFY(nlohmann::json::parse(j.dump()).get<MemoryPlan>() == p);
+        QVERIFY(j.get<api::MemoryPlan>() == p);
+        QVERIFY(nlohmann::json::parse(j.dump()).get<api::MemoryPlan>() == p);
         // Missing keys keep the defaults; one precision string sets all three components.
-        const auto partial = nlohmann::json::parse(R"({"precision": "bf16", "vae_tiling": true})").get<MemoryPlan>();
-        QVERIFY(partial.unet == Precision::BF16 && partial.textEncoder == Precision::BF16 && partial.vae == Precision::BF16);
-        QVERIFY(partial.vaeTiling && partial.attention == Attention::Sdpa && partial.device == "auto");
+        const auto partial = nlohmann::json::parse(R"({"precision": "bf16", "vae_tiling": true})").get<api::MemoryPlan>();
+        QVERIFY(partial.unet == api::Precision::BF16 && partial.textEncoder == api::Precision::BF16 && partial.vae == api::Precision::BF16);
+        QVERIFY(partial.vaeTiling && partial.attention == api::Attention::Sdpa && partial.device == "auto");
     }
 
     void badNamesSayWhatIsAllowed() {
-        const auto e = errorOf([] { nlohmann::json::parse(R"({"attention": "xformers"})").get<MemoryPlan>(); });
+        const auto e = errorOf([] { nlohmann::json::parse(R"({"attention": "xformers"})").get<api::MemoryPlan>(); });
         QVERIFY2(contains(e, "attention 'xformers' is unknown") && contains(e, "sdpa-math") && contains(e, "chunked"), e.c_str());
-        const auto e2 = errorOf([] { nlohmann::json::parse(R"({"precision": {"vae": "fp8"}})").get<MemoryPlan>(); });
+        const auto e2 = errorOf([] { nlohmann::json::parse(R"({"precision": {"vae": "fp8"}})").get<api::MemoryPlan>(); });
         QVERIFY2(contains(e2, "precision.vae 'fp8'") && contains(e2, "bf16"), e2.c_str());
-        const auto e3 = errorOf([] { nlohmann::json::parse(R"({"offload": "disk"})").get<MemoryPlan>(); });
+        const auto e3 = errorOf([] { nlohmann::json::parse(R"({"offload": "disk"})").get<api::MemoryPlan>(); });
         QVERIFY2(contains(e3, "offload 'disk'") && contains(e3, "sequential"), e3.c_str());
     }
 
     void validationMessages() {
-        QVERIFY(errorOf([] { validate(MemoryPlan{}); }).empty());
+        QVERIFY(errorOf([] { validate(api::MemoryPlan{}); }).empty());
         auto check = [](auto mutate, const char* expected) {
-            MemoryPlan p;
+            api::MemoryPlan p;
             mutate(p);
             const auto e = errorOf([&] { validate(p); });
             QVERIFY2(contains(e, expected), (e + " | expected: " + expected).c_str());
         };
-        check([](MemoryPlan& p) { p.device = "tpu"; }, "device 'tpu' is unknown");
-        check([](MemoryPlan& p) { p.attentionSliceSize = -1; }, "slice size");
-        check([](MemoryPlan& p) { p.queryChunkSize = 0; }, "query chunk size must be positive");
-        check([](MemoryPlan& p) { p.groupBlocks = -1; }, "0 (leaf level) or more blocks");
-        check([](MemoryPlan& p) { p.vaeTileSize = 100; }, "multiple of 8");
-        check([](MemoryPlan& p) { p.fp8Storage = "e3m4"; }, "fp8 storage 'e3m4'");
-        check([](MemoryPlan& p) { p.threads = -2; }, "threads");
-        check([](MemoryPlan& p) { p.offload = Offload::Model; p.offloadToDisk = true; }, "offload to disk works with group offload only");
-        check([](MemoryPlan& p) { p.device = "balanced"; p.offload = Offload::Model; }, "cannot be combined with offload");
-        check([](MemoryPlan& p) { p.maxMemory = {{"gpu0", 1}}; }, "max_memory names device 'gpu0': use cuda:N");
-        check([](MemoryPlan& p) { p.maxMemory = {{"cuda:", 1}}; }, "max_memory names device 'cuda:'");
-        check([](MemoryPlan& p) { p.maxMemory = {{"cuda:1", 0}}; }, "max_memory for cuda:1 must be positive");
-        MemoryPlan balanced;
+        check([](api::MemoryPlan& p) { p.device = "tpu"; }, "device 'tpu' is unknown");
+        check([](api::MemoryPlan& p) { p.attentionSliceSize = -1; }, "slice size");
+        check([](api::MemoryPlan& p) { p.queryChunkSize = 0; }, "query chunk size must be positive");
+        check([](api::MemoryPlan& p) { p.groupBlocks = -1; }, "0 (leaf level) or more blocks");
+        check([](api::MemoryPlan& p) { p.vaeTileSize = 100; }, "multiple of 8");
+        check([](api::MemoryPlan& p) { p.fp8Storage = "e3m4"; }, "fp8 storage 'e3m4'");
+        check([](api::MemoryPlan& p) { p.threads = -2; }, "threads");
+        check([](api::MemoryPlan& p) { p.offload = api::Offload::Model; p.offloadToDisk = true; }, "offload to disk works with group offload only");
+        check([](api::MemoryPlan& p) { p.device = "balanced"; p.offload = api::Offload::Model; }, "cannot be combined with offload");
+        check([](api::MemoryPlan& p) { p.maxMemory = {{"gpu0", 1}}; }, "max_memory names device 'gpu0': use cuda:N");
+        check([](api::MemoryPlan& p) { p.maxMemory = {{"cuda:", 1}}; }, "max_memory names device 'cuda:'");
+        check([](api::MemoryPlan& p) { p.maxMemory = {{"cuda:1", 0}}; }, "max_memory for cuda:1 must be positive");
+        api::MemoryPlan balanced;
         balanced.device = "balanced";
         balanced.maxMemory = {{"cuda:0", 1}, {"cuda:12", 2}};
         QVERIFY(errorOf([&] { validate(balanced); }).empty());
         // Caps in a file are whole numbers in range, read by name.
-        const auto e = errorOf([] { nlohmann::json::parse(R"({"max_memory": {"cuda:0": 8e22}})").get<MemoryPlan>(); });
+        const auto e = errorOf([] { nlohmann::json::parse(R"({"max_memory": {"cuda:0": 8e22}})").get<api::MemoryPlan>(); });
         QVERIFY2(contains(e, "cuda:0: number 8e+22 is out of range"), e.c_str());
-        const auto e2 = errorOf([] { nlohmann::json::parse(R"({"max_memory": [1, 2]})").get<MemoryPlan>(); });
+        const auto e2 = errorOf([] { nlohmann::json::parse(R"({"max_memory": [1, 2]})").get<api::MemoryPlan>(); });
         QVERIFY2(contains(e2, "max_memory: type must be object"), e2.c_str());
     }
 
@@ -154,18 +155,18 @@ private slots:
             const char* name;
             int64_t budget;
             const char* family;
-            Attention attention;
+            api::Attention attention;
             bool tiling;
-            Offload offload;
+            api::Offload offload;
             const char* strategy;
             const char* time;
         };
         const Row rows[] = {
-            {"4gb", 4 * GB, "sd1", Attention::Sliced, false, Offload::Model, "SD 1.5 + fp16 + attention slicing + CPU offload", "60–120 s"},
-            {"6gb", 6 * GB, "sdxl", Attention::Sliced, true, Offload::None, "SDXL + fp16 + attention slicing + VAE tiling", "25–45 s"},
-            {"8gb", 8 * GB, "sdxl", Attention::Sliced, false, Offload::None, "SDXL + fp16 + attention slicing", "15–25 s"},
-            {"12gb", 12 * GB, "sdxl", Attention::Sdpa, false, Offload::None, "SDXL + fp16 (everything on; ControlNet possible)", "8–15 s"},
-            {"24gb", 24 * GB, "sdxl", Attention::Sdpa, false, Offload::None, "SDXL + fp16 (Refiner + 2× ControlNet + LoRA together)", "6–12 s"},
+            {"4gb", 4 * GB, "sd1", api::Attention::Sliced, false, api::Offload::Model, "SD 1.5 + fp16 + attention slicing + CPU offload", "60–120 s"},
+            {"6gb", 6 * GB, "sdxl", api::Attention::Sliced, true, api::Offload::None, "SDXL + fp16 + attention slicing + VAE tiling", "25–45 s"},
+            {"8gb", 8 * GB, "sdxl", api::Attention::Sliced, false, api::Offload::None, "SDXL + fp16 + attention slicing", "15–25 s"},
+            {"12gb", 12 * GB, "sdxl", api::Attention::Sdpa, false, api::Offload::None, "SDXL + fp16 (everything on; ControlNet possible)", "8–15 s"},
+            {"24gb", 24 * GB, "sdxl", api::Attention::Sdpa, false, api::Offload::None, "SDXL + fp16 (Refiner + 2× ControlNet + LoRA together)", "6–12 s"},
         };
         for (const auto& r : rows) {
             QVERIFY2(by.count(r.name), r.name);
@@ -178,7 +179,7 @@ private slots:
             QVERIFY2(contains(p.expectedTime, r.time) && contains(p.expectedTime, "1024²") && contains(p.expectedTime, "30 steps"),
                      p.expectedTime.c_str());
             QCOMPARE(p.plan.device, std::string("cuda"));
-            QVERIFY(p.plan.unet == Precision::FP16 && p.plan.textEncoder == Precision::FP16 && p.plan.vae == Precision::FP16);
+            QVERIFY(p.plan.unet == api::Precision::FP16 && p.plan.textEncoder == api::Precision::FP16 && p.plan.vae == api::Precision::FP16);
             QVERIFY(p.plan.vaeUpcast);  // SDXL's VAE stays fp32 (force_upcast), as diffusers does
             QVERIFY(p.plan.attention == r.attention);
             QCOMPARE(p.plan.attentionSliceSize, 0);  // "auto"
@@ -191,7 +192,7 @@ private slots:
         const auto& cpu = by.at("cpu");
         QCOMPARE(cpu.plan.device, std::string("cpu"));
         QCOMPARE(cpu.family, std::string("sd1"));
-        QVERIFY(cpu.plan.unet == Precision::FP32 && cpu.plan.offload == Offload::None && cpu.plan.vaeSlicing);
+        QVERIFY(cpu.plan.unet == api::Precision::FP32 && cpu.plan.offload == api::Offload::None && cpu.plan.vaeSlicing);
     }
 
     void recommendsTheRowThatFits() {
@@ -215,7 +216,7 @@ private slots:
 
     void presetFillsTheSettings() {
         const auto presets = loadPresets(kPresets);
-        dd::settings::GenerationSettings s;
+        dd::api::GenerationSettings s;
         s.width = s.height = 768;
         const auto it = std::find_if(presets.begin(), presets.end(), [](const Preset& p) { return p.name == "6gb"; });
         QVERIFY(it != presets.end());

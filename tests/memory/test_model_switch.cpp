@@ -53,9 +53,9 @@ private slots:
         QVERIFY(bytes > 150'000'000);  // a tenth of it, ~20 MB, is far below what the model holds resident
 
         pipeline::Engine e;
-        pipeline::CancelToken cancel;
-        const auto run = [&](const settings::GenerationSettings& s) { e.generate(s, cancel, nullptr); };
-        settings::GenerationSettings s;
+        api::CancelToken cancel;
+        const auto run = [&](const api::GenerationSettings& s) { e.generate(s, cancel, nullptr); };
+        api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
         s.prompt = "a stone bridge over a river";
         s.steps = 1;
@@ -67,7 +67,7 @@ private slots:
         s.promptSyntax = "reference";
         // A bf16 UNet: converted at load, so resident until released (fp32 weights would be used in place from the
         // file and their pages given back after each stage: never resident after a run).
-        s.plan.unet = memory::Precision::BF16;
+        s.plan.unet = api::Precision::BF16;
         run(s);  // torch, the demo model and the allocator's working set are warm
         run(s);
         const int64_t baseline = memory::sampleMemory().hostRss;

@@ -1,9 +1,10 @@
-// Offloading and fp8 layerwise storage (issue 6), proven on the CPU: the compute side gets its own ledger
+// Offloading and fp8 layerwise storage, proven on the CPU: the compute side gets its own ledger
 // label ("compute"), so the ledger shows what each mode keeps there, and every copy really is made (the
 // parameters are NaN placeholders between uses). Networks: the demo model (diffusers' tiny SD test UNet,
 // VAE and a full-vocabulary CLIP, seeded random weights); the SDXL case uses the tiny SDXL fixture.
 #include "core/memory/offload.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/sd_model.h"
 #include "tests/common/test_program.h"
 
@@ -19,7 +20,7 @@
 namespace test_offload {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
-using memory::Offload;
+using api::Offload;
 
 namespace {
 
@@ -90,7 +91,7 @@ double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
     return ((a - b).norm() / b.norm()).item<double>();
 }
 
-settings::GenerationSettings base() {
+api::GenerationSettings base() {
     auto s = test::demoSettings();
     s.seed = 11;
     s.sampler = "Euler a";
@@ -332,10 +333,10 @@ private slots:
         s.plan.offload = Offload(mode);
         s.plan.groupBlocks = blocks;
         const auto r = generate(engine, s);
-        QCOMPARE(r.environment.offload, std::string(memory::offloadName(Offload(mode))));
+        QCOMPARE(r.environment.offload, std::string(api::offloadName(Offload(mode))));
         QVERIFY(r.images.at(0).rgb == plain.images.at(0).rgb);
         const auto& ledger = engine.ledger();
-        qInfo("%s: compute peak %lld of %lld weight bytes", memory::offloadName(Offload(mode)),
+        qInfo("%s: compute peak %lld of %lld weight bytes", api::offloadName(Offload(mode)),
               (long long)ledger.peak("compute"), (long long)resident);
         QCOMPARE(ledger.resident("cpu"), resident);  // every weight is at home after the run
         QCOMPARE(ledger.resident("compute"), int64_t(0));
@@ -379,7 +380,7 @@ private slots:
     void fp8ThroughTheEngine() {
         pipeline::Engine engine;
         auto s = base();
-        s.plan.unet = memory::Precision::BF16;
+        s.plan.unet = api::Precision::BF16;
         const auto plain = generate(engine, s);
         const int64_t withBf16Unet = engine.ledger().resident("cpu");
         s.plan.fp8Storage = "e4m3fn";

@@ -1,9 +1,10 @@
-// Out-of-memory recovery (issue 6). The ladder itself (pure), then the engine with allocation failures
+// Out-of-memory recovery. The ladder itself (pure), then the engine with allocation failures
 // injected per stage through its test hook: the same error types a real failure throws
 // (c10::OutOfMemoryError, as the CUDA caching allocator and the CPU allocator raise it, and std::bad_alloc).
 // Each retried run must give exactly the image of a run made directly with the setting it fell back to.
 #include "core/memory/oom_retry.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/engine_test_hooks.h"
 #include "tests/common/test_program.h"
 
 #include "tests/common/demo_run.h"
@@ -17,14 +18,14 @@
 namespace test_oom_retry {  // the test program is a unity build: each file keeps its names
 
 using namespace dd;
-using memory::Attention;
+using api::Attention;
 using memory::Stage;
 
 namespace {
 
 std::vector<memory::Preset> presets() {
     std::vector<memory::Preset> v;
-    auto add = [&](const char* name, int64_t gb, memory::Offload offload) {
+    auto add = [&](const char* name, int64_t gb, api::Offload offload) {
         memory::Preset p;
         p.name = name;
         p.budgetBytes = gb << 30;
@@ -35,11 +36,11 @@ std::vector<memory::Preset> presets() {
         p.plan.groupBlocks = int(gb);  // makes every row's plan distinct
         v.push_back(p);
     };
-    add("cpu", 64, memory::Offload::None);
+    add("cpu", 64, api::Offload::None);
     v.back().plan.device = "cpu";
-    add("4gb", 4, memory::Offload::Model);
-    add("12gb", 12, memory::Offload::None);
-    add("6gb", 6, memory::Offload::None);
+    add("4gb", 4, api::Offload::Model);
+    add("12gb", 12, api::Offload::None);
+    add("6gb", 6, api::Offload::None);
     return v;
 }
 
@@ -48,13 +49,13 @@ std::vector<memory::Preset> cpuPresets() {
     memory::Preset big, small;
     big.name = big.strategy = "big";
     big.budgetBytes = int64_t(12) << 30;
-    big.plan.unet = memory::Precision::BF16;
+    big.plan.unet = api::Precision::BF16;
     big.plan.attention = Attention::SdpaMath;
     small.name = small.strategy = "small";
     small.budgetBytes = int64_t(4) << 30;
-    small.plan.unet = memory::Precision::BF16;
+    small.plan.unet = api::Precision::BF16;
     small.plan.attention = Attention::Sliced;
-    small.plan.offload = memory::Offload::Model;
+    small.plan.offload = api::Offload::Model;
     small.plan.vaeTiling = true;
     return {small, big};
 }
@@ -70,7 +71,7 @@ std::vector<std::string> ladder(Stage stage, memory::FrugalState state, const me
     return steps;
 }
 
-settings::GenerationSettings base(int size = 64) {
+api::GenerationSettings base(int size = 64) {
     auto s = test::demoSettings(size);  // the decode tests take 128: the demo VAE's tile is 64 px, so tiling really tiles
     s.seed = 5;
     s.sampler = "DPM++ 2M";
@@ -150,14 +151,14 @@ private slots:
         state.plan.maxMemory = {{"cuda:0", int64_t(3) << 30}};
         const auto balanced = memory::nextFallback(Stage::Denoise, state, ctx);
         QCOMPARE(balanced->state.plan.device, std::string("balanced"));
-        memory::validate(balanced->state.plan);
+        api::validate(balanced->state.plan);
         memory::FrugalState at6 = balanced->state;
         at6.plan.attentionSliceSize = 1;
         const auto to4 = memory::nextFallback(Stage::Denoise, at6, ctx);
         QCOMPARE(to4->state.preset, std::string("4gb"));
         QCOMPARE(to4->state.plan.device, std::string("auto"));
         QVERIFY(to4->state.plan.maxMemory == state.plan.maxMemory);
-        memory::validate(to4->state.plan);
+        api::validate(to4->state.plan);
         // Text encoding goes straight to the presets; from no preset, the largest one first.
         memory::FrugalState none;
         QCOMPARE(memory::nextFallback(Stage::Encode, none, ctx)->state.preset, std::string("12gb"));
@@ -194,9 +195,10 @@ private slots:
         try {
             generate(engine, base(128));
             QFAIL("expected an out-of-memory error");
-        } catch (const std::runtime_error& e) {
+        } catch (const api::OutOfMemory& e) {
             const std::string m = e.what();
             qInfo("%s", e.what());
+            QCOMPARE(api::failureMessage(e), m);  // what the window, the CLI and the batch journal show
             QVERIFY2(m.find("out of memory in VAE decode and nothing more frugal is left to try "
                             "(tried: VAE tiling on, 32-px VAE tiles)") != std::string::npos, e.what());
             QVERIFY2(m.find("CUDA out of memory. Tried to allocate 2.00 GiB") != std::string::npos, e.what());
@@ -238,7 +240,7 @@ private slots:
         QVERIFY(mentions(r.warnings, "out of memory in denoise: retried with preset big"));
         QCOMPARE(r.settings.preset, std::string("big"));
         QCOMPARE(r.settings.plan.device, std::string("cpu"));
-        QCOMPARE(r.settings.plan.unet, memory::Precision::BF16);  // the row's plan, not ours
+        QCOMPARE(r.settings.plan.unet, api::Precision::BF16);  // the row's plan, not ours
         auto s = base();
         s.plan = r.settings.plan;
         s.preset = "big";
@@ -267,7 +269,7 @@ private slots:
         try {
             generate(failing, base());
             QFAIL("expected an out-of-memory error");
-        } catch (const std::runtime_error& e) {
+        } catch (const api::OutOfMemory& e) {
             const std::string what = e.what();
             QVERIFY2(what.find("out of memory") != std::string::npos && what.find("load") != std::string::npos, e.what());
         }

@@ -1,4 +1,4 @@
-// The pure parts of placement (issue 6): the residency ledger and "balanced" multi-device placement
+// The pure parts of placement: the residency ledger and "balanced" multi-device placement
 // (diffusers' _assign_components_to_devices, worked through by hand below).
 #include "core/memory/balanced.h"
 #include "core/memory/ledger.h"

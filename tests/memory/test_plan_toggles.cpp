@@ -1,4 +1,4 @@
-// Every MemoryPlan toggle against the plain fp32 run of the same model and seed (issue 5): what must not
+// Every MemoryPlan toggle against the plain fp32 run of the same model and seed: what must not
 // change pixels does not (VAE slicing, channels_last within float noise), what may change them stays within
 // the tolerance stated next to each check. The demo model is diffusers' tiny SD test UNet/VAE with a
 // full-vocabulary CLIP; the SDXL case uses the tiny SDXL pipeline fixture.
@@ -18,16 +18,16 @@ namespace test_plan_toggles {  // the test program is a unity build: each file k
 
 using namespace dd;
 using dd::test::LastLatents;
-using memory::Attention;
-using memory::Precision;
+using api::Attention;
+using api::Precision;
 
 struct Run {
-    pipeline::GenerationResult result;
+    api::GenerationResult result;
     torch::Tensor latents;  // after the last step
 };
 
-settings::GenerationSettings base() {
-    settings::GenerationSettings s;
+api::GenerationSettings base() {
+    api::GenerationSettings s;
     s.model = pipeline::kDemoModel;
     s.prompt = "a red barn in a snowy field";
     s.negativePrompt = "blurry";
@@ -41,15 +41,15 @@ settings::GenerationSettings base() {
     return s;
 }
 
-Run generate(pipeline::Engine& engine, const settings::GenerationSettings& s) {
-    pipeline::CancelToken cancel;
+Run generate(pipeline::Engine& engine, const api::GenerationSettings& s) {
+    api::CancelToken cancel;
     LastLatents obs;
     Run r{engine.generate(s, cancel, &obs), {}};
     r.latents = obs.latents;
     return r;
 }
 
-torch::Tensor pixels(const pipeline::Image& img) {
+torch::Tensor pixels(const api::Image& img) {
     return torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {int64_t(img.rgb.size())}, torch::kUInt8).to(torch::kFloat32);
 }
 double maxPixelDiff(const Run& a, const Run& b) {
@@ -161,7 +161,7 @@ private slots:
         const auto& plain = m_plain;
         s.plan.unet = s.plan.textEncoder = s.plan.vae = Precision(precision);
         const auto r = generate(m_engine, s);
-        const char* name = memory::precisionName(Precision(precision));
+        const char* name = api::precisionName(Precision(precision));
         QCOMPARE(r.result.environment.precision,
                  std::string("unet=") + name + " text_encoder=" + name + " vae=" + name);
         QVERIFY(r.result.warnings.empty());

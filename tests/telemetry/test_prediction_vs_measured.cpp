@@ -2,10 +2,11 @@
 // plans, on a model where weights (the full CLIP ViT-L text encoder, ~0.5 GB) and activations (512² attention
 // and VAE decode) dominate the process baseline: every stage within 20 %. Eight cases: sizes 256² to 512²,
 // batch 1 and 2, every attention backend, VAE tiling and slicing, a bf16 UNet.
-#include "core/memory/predictor.h"
 #include "core/memory/memory_probe.h"
+#include "core/memory/predictor.h"
 #include "core/memory/release_memory.h"
 #include "core/pipeline/engine.h"
+#include "core/pipeline/memory_prediction.h"
 
 #include "tests/common/mid_sd1.h"
 
@@ -23,24 +24,24 @@ struct Case {
     const char* name;
     int size;
     int batch;
-    memory::MemoryPlan plan;
+    api::MemoryPlan plan;
 };
 
-memory::MemoryPlan with(memory::Attention a, bool tiling = false) {
-    memory::MemoryPlan p;
+api::MemoryPlan with(api::Attention a, bool tiling = false) {
+    api::MemoryPlan p;
     p.device = "cpu";
     p.attention = a;
     p.vaeTiling = tiling;
     return p;
 }
 
-memory::MemoryPlan slicedVae(memory::MemoryPlan p) {
+api::MemoryPlan slicedVae(api::MemoryPlan p) {
     p.vaeSlicing = true;
     return p;
 }
 
-memory::MemoryPlan bf16Unet(memory::MemoryPlan p) {
-    p.unet = memory::Precision::BF16;
+api::MemoryPlan bf16Unet(api::MemoryPlan p) {
+    p.unet = api::Precision::BF16;
     return p;
 }
 
@@ -55,13 +56,13 @@ private slots:
         // What a process pays once, on its first generation (the kernels' code pages, thread pools: ~35 MB), is
         // baseline for every case, as in a running app; it is not the first case's load. (With no CUDA libraries
         // resident the process starts at ~125 MB, so 35 MB alone would be 28 % of that case's load stage.)
-        settings::GenerationSettings warm;
+        api::GenerationSettings warm;
         warm.model = kModel;
         warm.steps = 1;
         warm.width = warm.height = 64;
         warm.plan.device = "cpu";
         pipeline::Engine engine;
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         engine.generate(warm, cancel, nullptr);
     }
 
@@ -73,7 +74,7 @@ private slots:
     void withinTwentyPercent() {
         QFETCH(int, index);
         const Case& c = cases()[size_t(index)];
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = kModel;
         s.prompt = "a lighthouse on a cliff at sunset";
         s.steps = 1;
@@ -91,10 +92,10 @@ private slots:
         // good (oneDNN's compiled kernels, thread pools: ~60 MB after the first case) is baseline, not this case's.
         memory::releaseFreedMemory();
         in.baselineBytes = memory::sampleMemory().hostRss;
-        const auto p = memory::predict(memory::modelShapeOf(kModel), in);
+        const auto p = memory::predict(pipeline::modelShapeOf(kModel), in);
 
         pipeline::Engine engine;  // a fresh engine per case: the model is loaded (and freed) inside the window
-        pipeline::CancelToken cancel;
+        api::CancelToken cancel;
         const auto r = engine.generate(s, cancel, nullptr);
         const std::pair<const char*, std::pair<int64_t, const memory::StageEstimate*>> stages[] = {
             {"load", {r.memory.load.host, &p.load}},
@@ -118,7 +119,7 @@ private slots:
 
 private:
     static const std::vector<Case>& cases() {
-        using memory::Attention;
+        using api::Attention;
         static const std::vector<Case> all = {
             {"512 sdpa-math", 512, 1, with(Attention::SdpaMath)},
             {"512 sdpa, VAE tiling", 512, 1, with(Attention::Sdpa, true)},

@@ -7,24 +7,25 @@
 #include <QtTest>
 
 using namespace dd::memory;
+namespace api = dd::api;
 
 namespace {
 
-// SD 1.5's component configs (the keys the predictor reads) and its parameter counts.
+// SD 1.5's component configs (the keys the predictor reads, the rest diffusers' defaults) and its parameter counts.
 ModelShape sd15() {
     const nlohmann::json unet = {{"block_out_channels", {320, 640, 1280, 1280}}, {"layers_per_block", 2},
                                  {"attention_head_dim", 8}, {"cross_attention_dim", 768},
                                  {"down_block_types", {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}}};
     const nlohmann::json vae = {{"block_out_channels", {128, 256, 512, 512}}, {"sample_size", 512}, {"force_upcast", true}};
     const nlohmann::json te = {{"hidden_size", 768}, {"intermediate_size", 3072}, {"num_attention_heads", 12}};
-    auto s = modelShapeFromConfigs(unet, vae, {te});
-    s.unet.params = 859520964;
-    s.vae.params = 83653863;
-    s.textEncoders[0].params = 123060480;
+    ModelShape s;
+    s.unet = shapeOf(dd::nn::UNetConfig::fromJson(unet), 859520964);
+    s.vae = shapeOf(dd::nn::VaeConfig::fromJson(vae), 83653863);
+    s.textEncoders = {shapeOf(dd::nn::ClipTextConfig::fromJson(te), 123060480)};
     return s;
 }
 
-PredictInput at(int size, MemoryPlan plan = {}) {
+PredictInput at(int size, api::MemoryPlan plan = {}) {
     PredictInput in;
     in.width = in.height = size;
     in.plan = plan;
@@ -53,8 +54,8 @@ private slots:
         const auto fp32 = predict(s, at(512));
         const int64_t params = s.unet.params + s.vae.params + s.textEncoders[0].params;
         QCOMPARE(fp32.denoise.weights, params * 4);
-        MemoryPlan half;
-        half.unet = half.textEncoder = half.vae = Precision::FP16;
+        api::MemoryPlan half;
+        half.unet = half.textEncoder = half.vae = api::Precision::FP16;
         half.vaeUpcast = false;
         QCOMPARE(predict(s, at(512, half)).denoise.weights, params * 2);
         half.vaeUpcast = true;  // SD 1.5's VAE config says force_upcast: decode stays in fp32
@@ -63,10 +64,10 @@ private slots:
 
     void attentionBackends() {
         const auto s = sd15();
-        MemoryPlan math, sliced, chunked, sdpa;
-        math.attention = Attention::SdpaMath;
-        sliced.attention = Attention::Sliced;
-        chunked.attention = Attention::Chunked;
+        api::MemoryPlan math, sliced, chunked, sdpa;
+        math.attention = api::Attention::SdpaMath;
+        sliced.attention = api::Attention::Sliced;
+        chunked.attention = api::Attention::Chunked;
         const int64_t m = predict(s, at(512, math)).denoise.activations;
         const int64_t sl = predict(s, at(512, sliced)).denoise.activations;
         const int64_t ch = predict(s, at(512, chunked)).denoise.activations;
@@ -105,14 +106,14 @@ private slots:
         QVERIFY(tiled.decode.peakAt.find("tile") != std::string::npos);
         // At or below the tile size tiling changes nothing (diffusers' threshold).
         QCOMPARE(predict(s, at(512, tiled.input.plan)).decode.activations,
-                 predict(s, at(512, MemoryPlan{})).decode.activations);
+                 predict(s, at(512, api::MemoryPlan{})).decode.activations);
     }
 
     void offloadOnCuda() {
         const auto s = sd15();
         auto in = at(512);
         in.cuda = true;
-        in.plan.offload = Offload::Model;
+        in.plan.offload = api::Offload::Model;
         const auto p = predict(s, in);
         QCOMPARE(p.denoise.weights, s.unet.params * 4);
         QCOMPARE(p.decode.weights, s.vae.params * 4);
@@ -126,7 +127,7 @@ private slots:
         const auto s = sd15();
         auto in = at(512);
         in.cuda = true;
-        in.plan.offload = Offload::Model;
+        in.plan.offload = api::Offload::Model;
         const auto cold = predict(s, in);
         in.textCached = true;
         const auto hot = predict(s, in);
@@ -135,7 +136,7 @@ private slots:
         QCOMPARE(hot.encode.activations, int64_t(0));
         QCOMPARE(hot.denoise.total(), cold.denoise.total());
         in.cuda = false;
-        in.plan.offload = Offload::None;
+        in.plan.offload = api::Offload::None;
         QCOMPARE(predict(s, in).encode.activations, int64_t(0));
     }
 
@@ -144,7 +145,7 @@ private slots:
         auto in = at(1536);
         in.cuda = true;
         in.baselineBytes = 600 << 20;
-        in.plan.unet = in.plan.textEncoder = in.plan.vae = Precision::FP16;
+        in.plan.unet = in.plan.textEncoder = in.plan.vae = api::Precision::FP16;
         const auto p = predict(s, in);
         QCOMPARE(p.peakStage(), "decode");
         const auto ok = fits(p, 64 * GB);

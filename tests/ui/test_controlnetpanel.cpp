@@ -1,4 +1,4 @@
-// The ControlNet panel: what it shows becomes settings::ControlNetSetting and back (docs/controlnet.md), and a run
+// The ControlNet panel: what it shows becomes api::ControlNetSetting and back (docs/controlnet.md), and a run
 // on the worker with the panel's ControlNet (the tiny SD 1.x ControlNet fits the built-in demo model) reaches the
 // result's settings with its hash.
 #include "ui/controlnetpanel.h"
@@ -16,7 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-using dd::settings::ControlNetSetting;
+using dd::api::ControlNetSetting;
 using dd::ui::ControlNetPanel;
 
 class TestControlNetPanel : public QObject {
@@ -74,7 +74,7 @@ private slots:
     void workerRunsIt() {
         QTemporaryDir dir;
         const QString image = dir.filePath("control.png");
-        dd::pipeline::Image img{64, 64, std::vector<uint8_t>(64 * 64 * 3, 0)};
+        dd::api::Image img{64, 64, std::vector<uint8_t>(64 * 64 * 3, 0)};
         for (int i = 0; i < 64 * 64 * 3; i += 7) img.rgb[size_t(i)] = 255;
         dd::imaging::writePng(image.toStdString(), img);
         ControlNetPanel panel;
@@ -83,7 +83,7 @@ private slots:
         c.image = image.toStdString();
         c.preprocessor = "canny";
         panel.setControlNets({c});
-        dd::settings::GenerationSettings s;
+        dd::api::GenerationSettings s;
         s.model = dd::pipeline::kDemoModel;
         s.prompt = "a house";
         s.steps = 2;
@@ -95,7 +95,7 @@ private slots:
         worker.generate(s);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
         QCOMPARE(done.count(), 1);
-        const auto result = done.first().first().value<dd::pipeline::GenerationResult>();
+        const auto result = done.first().first().value<dd::api::GenerationResult>();
         QCOMPARE(result.settings.controlnets.size(), size_t(1));
         QCOMPARE(int(result.settings.controlnets[0].hash.size()), 8);
     }

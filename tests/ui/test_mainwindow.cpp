@@ -10,8 +10,8 @@
 #include "ui/gallery.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
-#include "ui/presetdialog.h"
 #include "ui/preferencesdialog.h"
+#include "ui/presetdialog.h"
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/vramgauge.h"
@@ -191,7 +191,7 @@ private slots:
         p.name = "test-4gb";
         p.budgetBytes = 4LL << 30;
         p.plan.device = "cpu";
-        p.plan.attention = dd::memory::Attention::Sliced;  // the demo VAE's one-head attention is then whole
+        p.plan.attention = dd::api::Attention::Sliced;  // the demo VAE's one-head attention is then whole
         MainWindow w({});
         choosePreset(w, p);
         QCOMPARE(w.currentSettings().preset, std::string("test-4gb"));

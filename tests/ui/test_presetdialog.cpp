@@ -62,24 +62,24 @@ private slots:
         const auto plan = d.selectedPreset().plan;
         QVERIFY(plan.vaeTiling);
         QVERIFY(plan.vaeSlicing);
-        QVERIFY(plan.unet == dd::memory::Precision::FP16);
-        QVERIFY(plan.textEncoder == dd::memory::Precision::FP16);
-        QVERIFY(plan.attention == dd::memory::Attention::Sliced);
-        QVERIFY(plan.offload == dd::memory::Offload::Sequential);
+        QVERIFY(plan.unet == dd::api::Precision::FP16);
+        QVERIFY(plan.textEncoder == dd::api::Precision::FP16);
+        QVERIFY(plan.attention == dd::api::Attention::Sliced);
+        QVERIFY(plan.offload == dd::api::Offload::Sequential);
         QCOMPARE(plan.fp8Storage, std::string("e4m3fn"));
         QVERIFY(!plan.offloadToDisk);
         // "group, on disk": group offload with the stored copies memory-mapped from a file; back to "group" clears it.
         d.findChild<QComboBox*>("offload_0")->setCurrentText("group, on disk");
-        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && d.selectedPreset().plan.offloadToDisk);
+        QVERIFY(d.selectedPreset().plan.offload == dd::api::Offload::Group && d.selectedPreset().plan.offloadToDisk);
         d.findChild<QComboBox*>("offload_0")->setCurrentText("group");
-        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Group && !d.selectedPreset().plan.offloadToDisk);
+        QVERIFY(d.selectedPreset().plan.offload == dd::api::Offload::Group && !d.selectedPreset().plan.offloadToDisk);
         // "none, balanced over GPUs": no offload, the networks spread over the GPUs; leaving it leaves "balanced".
         d.findChild<QComboBox*>("offload_0")->setCurrentText("none, balanced over GPUs");
-        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::None);
+        QVERIFY(d.selectedPreset().plan.offload == dd::api::Offload::None);
         QCOMPARE(d.selectedPreset().plan.device, std::string("balanced"));
-        dd::memory::validate(d.selectedPreset().plan);
+        dd::api::validate(d.selectedPreset().plan);
         d.findChild<QComboBox*>("offload_0")->setCurrentText("model");
-        QVERIFY(d.selectedPreset().plan.offload == dd::memory::Offload::Model);
+        QVERIFY(d.selectedPreset().plan.offload == dd::api::Offload::Model);
         QCOMPARE(d.selectedPreset().plan.device, std::string("auto"));
         // Other rows keep their own plans.
         d.selectRow(1);
@@ -88,7 +88,7 @@ private slots:
 
     void predictionPerRowFollowsToggles() {
         // A stand-in predictor: 6 GiB, 3 GiB with VAE tiling.
-        auto predictor = [](const dd::memory::MemoryPlan& p) -> qint64 { return (p.vaeTiling ? 3LL : 6LL) << 30; };
+        auto predictor = [](const dd::api::MemoryPlan& p) -> qint64 { return (p.vaeTiling ? 3LL : 6LL) << 30; };
         PresetDialog d(rows(), "8gb", "4gb", predictor, nullptr);
         auto* cell = d.table()->item(0, PresetDialog::Predicted);
         QCOMPARE(cell->text(), QString("6.00 GiB"));

@@ -77,7 +77,7 @@ private slots:
     void refinerFields() {
         PromptPanel p;
         QVERIFY(!p.settings().refiner.enabled());
-        dd::settings::GenerationSettings s;
+        dd::api::GenerationSettings s;
         s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.0, 2.5, "7440042bbd"};
         p.setSettings(s);
         QCOMPARE(p.findChild<QLineEdit*>("refiner")->text(), QString("/models/sd_xl_refiner_1.0.safetensors"));
@@ -93,12 +93,12 @@ private slots:
         p.findChild<QLineEdit*>("refiner")->clear();
         QVERIFY(!p.settings().refiner.enabled());
         // The peak prediction counts the refiner's weights (kept beside the base on the CPU).
-        dd::settings::GenerationSettings run;
+        dd::api::GenerationSettings run;
         run.model = DD_FIXTURES_DIR "/pipeline/tiny-sdxl-e2e";
         run.width = run.height = 64;
-        const auto plain = dd::ui::predictPeak(run, false);
+        const auto plain = dd::ui::predictPeak(run);
         run.refiner.model = DD_FIXTURES_DIR "/refiner/tiny-sdxl-refiner-e2e";
-        const auto refined = dd::ui::predictPeak(run, false);
+        const auto refined = dd::ui::predictPeak(run);
         QVERIFY(plain.peakBytes > 0);
         QVERIFY2(refined.peakBytes > plain.peakBytes, qPrintable(QString("%1 vs %2").arg(refined.peakBytes).arg(plain.peakBytes)));
     }
@@ -135,7 +135,7 @@ private slots:
 
     void settingsRoundTrip() {
         PromptPanel p;
-        dd::settings::GenerationSettings s;
+        dd::api::GenerationSettings s;
         s.prompt = "x";
         s.negativePrompt = "y";
         s.seed = 4000000000LL;  // past int: A1111 seeds reach 2^32 - 1

@@ -30,10 +30,10 @@ int main(int argc, char** argv) try {
     const int rows = (count + kCols - 1) / kCols;
     cv::Mat grid(rows * (kCell + kLabel), kCols * kCell, CV_8UC3, cv::Scalar(255, 255, 255));
     pipeline::Engine engine;
-    pipeline::CancelToken cancel;
+    api::CancelToken cancel;
     int right = 0;
     for (int i = 0; i < count; ++i) {
-        settings::GenerationSettings s;
+        api::GenerationSettings s;
         s.model = argv[1];
         s.prompt = cases[i].prompt;
         s.seed = cases[i].seed;
@@ -69,7 +69,7 @@ int main(int argc, char** argv) try {
             cv::putText(grid, lines[l], {x + 3, y + kCell + 12 + 13 * l}, cv::FONT_HERSHEY_PLAIN, l == 0 ? 0.72 : 0.62,
                         l == 0 ? cv::Scalar(0, 0, 0) : cv::Scalar(80, 80, 80), 1, cv::LINE_AA);
     }
-    settings::GenerationSettings used;
+    api::GenerationSettings used;
     used.cfgScale = kEmbeddedModel.cfgScale;
     if (argc > 6) used.sampler = argv[4], used.steps = std::atoi(argv[5]), used.cfgScale = std::atof(argv[6]);
     std::printf("prompt following: %d / %d (%s, %d steps, CFG %g)\n", right, count, used.sampler.c_str(), used.steps,

@@ -1,8 +1,8 @@
 #pragma once
 // The one value that describes a generation. The GUI, the CLI, sidecars and presets all go through this
 // struct and its JSON functions, so a field added here appears everywhere.
-#include "core/memory/memory_plan.h"
-#include "core/settings/control_setting.h"
+#include "core/api/control_setting.h"
+#include "core/api/memory_plan.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace dd::settings {
+namespace dd::api {
 
 // One LoRA of a run (docs/lora.md). Weights as A1111's <lora:name:te:unet>.
 struct LoraSetting {
@@ -62,7 +62,7 @@ struct GenerationSettings {
     std::string initImage;         // img2img source (empty: txt2img)
     double strength = 0.75;        // img2img denoising strength
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
-    memory::MemoryPlan plan;       // precision, attention, VAE slicing/tiling, offload (core/memory)
+    MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
     // fixed thread count, so a rerun is bit-identical on the same machine.
     bool deterministic = false;
@@ -95,4 +95,4 @@ bool isPredictionType(const std::string& v);
 const std::vector<std::string>& samplerNames();
 bool isTimestepSpacing(const std::string& v);
 
-} // namespace dd::settings
+} // namespace dd::api

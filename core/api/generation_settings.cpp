@@ -1,12 +1,12 @@
-#include "core/settings/generation_settings.h"
+#include "core/api/generation_settings.h"
 
-#include "core/settings/json_optional.h"
+#include "core/api/json_optional.h"
 
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
 
-namespace dd::settings {
+namespace dd::api {
 
 void to_json(nlohmann::json& j, const LoraSetting& l) {
     j = {{"name", l.name}, {"unet_weight", l.unetWeight}, {"text_encoder_weight", l.textEncoderWeight}, {"hash", l.hash},
@@ -107,7 +107,7 @@ void validate(const GenerationSettings& s) {
     if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
-    memory::validate(s.plan);
+    validate(s.plan);
 }
 
 bool isPredictionType(const std::string& v) { return v == "epsilon" || v == "v_prediction"; }
@@ -127,4 +127,4 @@ nlohmann::json schedulerOverrides(const GenerationSettings& s) {
     return o;
 }
 
-} // namespace dd::settings
+} // namespace dd::api

@@ -1,13 +1,13 @@
-#include "core/settings/control_setting.h"
+#include "core/api/control_setting.h"
 
-#include "core/settings/json_optional.h"
+#include "core/api/json_optional.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace dd::settings {
+namespace dd::api {
 
 const std::vector<std::string>& controlPreprocessors() {
     static const std::vector<std::string> names{"none", "canny", "scribble", "blur"};
@@ -66,4 +66,4 @@ void validate(const ControlNetSetting& c, size_t index) {
     if (c.preprocessor == "blur" && c.thresholdA > 64) fail("blur sigma must be at most 64");
 }
 
-} // namespace dd::settings
+} // namespace dd::api

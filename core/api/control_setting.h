@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dd::settings {
+namespace dd::api {
 
 struct ControlNetSetting {
     std::string model;                     // diffusers ControlNet folder (or its .safetensors with config.json beside it)
@@ -32,4 +32,4 @@ void from_json(const nlohmann::json& j, ControlNetSetting& c);
 // Throws std::invalid_argument naming the ControlNet (its 0-based index as A1111's "ControlNet 0").
 void validate(const ControlNetSetting& c, size_t index);
 
-} // namespace dd::settings
+} // namespace dd::api

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace dd::io {
+namespace dd::api {
 
 namespace detail {
 template <typename T> struct IsVector : std::false_type {};
@@ -83,4 +83,4 @@ void readJsonInto(const nlohmann::json& v, T& field) {
         v.get_to(field);
 }
 
-} // namespace dd::io
+} // namespace dd::api

@@ -1,16 +1,12 @@
-#include "core/memory/memory_plan.h"
+#include "core/api/memory_plan.h"
 
-#include "core/io/atomic_file.h"
-#include "core/settings/json_optional.h"
+#include "core/api/json_optional.h"
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
-namespace dd::memory {
+namespace dd::api {
 namespace {
 
 template <typename E, size_t N>
@@ -57,7 +53,7 @@ void to_json(nlohmann::json& j, const MemoryPlan& p) {
 }
 
 void from_json(const nlohmann::json& j, MemoryPlan& p) {
-    auto get = [&](const char* key, auto& field) { settings::readIfPresent(j, key, field); };
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
     get("device", p.device);
     if (const auto it = j.find("precision"); it != j.end()) {
         // One string sets all three components; an object sets them one by one.
@@ -85,13 +81,13 @@ void from_json(const nlohmann::json& j, MemoryPlan& p) {
     get("threads", p.threads);
     get("swap_models", p.swapModels);
     if (const auto it = j.find("max_memory"); it != j.end()) {
-        // Each cap read as a checked whole number (io::jsonAs), the key in any message.
+        // Each cap read as a checked whole number (jsonAs), the key in any message.
         std::map<std::string, int64_t> caps;
         if (!it->is_object())
             throw nlohmann::json::type_error::create(302, std::string("max_memory: type must be object, but is ") + it->type_name(), nullptr);
         for (const auto& [device, bytes] : it->items()) {
             int64_t cap = 0;
-            settings::readIfPresent(*it, device.c_str(), cap);
+            readIfPresent(*it, device.c_str(), cap);
             caps[device] = cap;
         }
         p.maxMemory = std::move(caps);
@@ -120,67 +116,4 @@ void validate(const MemoryPlan& p) {
     if (p.threads < 0) fail("threads must be 0 (default) or positive");
 }
 
-void to_json(nlohmann::json& j, const Preset& p) {
-    j = {{"name", p.name}, {"budget_bytes", p.budgetBytes}, {"family", p.family}, {"width", p.width},
-         {"height", p.height}, {"strategy", p.strategy}, {"expected_time", p.expectedTime}, {"plan", p.plan}};
-}
-
-void from_json(const nlohmann::json& j, Preset& p) {
-    j.at("name").get_to(p.name);
-    auto get = [&](const char* key, auto& field) { settings::readIfPresent(j, key, field); };
-    get("budget_bytes", p.budgetBytes);  // absent stays 0, refused by loadPreset as not positive
-    get("family", p.family);
-    get("width", p.width);
-    get("height", p.height);
-    get("strategy", p.strategy);
-    get("expected_time", p.expectedTime);
-    get("plan", p.plan);
-}
-
-Preset loadPreset(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot be opened");
-    try {
-        Preset p = nlohmann::json::parse(in).get<Preset>();
-        validate(p.plan);
-        if (p.budgetBytes <= 0) throw std::invalid_argument("budget_bytes must be positive");
-        return p;
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path + ": not a valid preset: " + io::jsonReason(e));
-    } catch (const std::exception& e) {
-        throw std::runtime_error(path + ": not a valid preset: " + e.what());
-    }
-}
-
-void savePreset(const Preset& p, const std::string& path) {
-    io::writeFileAtomically(path, [&](std::ostream& out) { out << nlohmann::json(p).dump(2) << "\n"; });
-}
-
-std::vector<Preset> loadPresets(const std::string& dir, std::vector<std::string>* errors) {
-    std::vector<Preset> out;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        if (entry.path().extension() != ".json") continue;
-        try {
-            out.push_back(loadPreset(entry.path().string()));
-        } catch (const std::exception& e) {
-            if (errors) errors->push_back(e.what());
-        }
-    }
-    std::sort(out.begin(), out.end(), [](const Preset& a, const Preset& b) {
-        return a.budgetBytes != b.budgetBytes ? a.budgetBytes < b.budgetBytes : a.name < b.name;
-    });
-    return out;
-}
-
-const Preset* recommendPreset(const std::vector<Preset>& presets, int64_t availableBytes, bool cuda) {
-    const Preset* best = nullptr;
-    for (const auto& p : presets) {
-        const bool cpuPreset = p.plan.device == "cpu";
-        if (cpuPreset == cuda || p.budgetBytes > availableBytes) continue;
-        if (!best || p.budgetBytes > best->budgetBytes) best = &p;
-    }
-    return best;
-}
-
-} // namespace dd::memory
+} // namespace dd::api
