@@ -71,9 +71,7 @@ private:
 // with the compute side labelled "compute" in the ledger). A balanced placement puts each network on its own
 // device and never offloads.
 struct OffloadSetup {
-    torch::Device device;  // where the UNet runs and the latents live
-    bool offload;
-    std::string computeLabel;
+    Placing placing;  // the plan, where the UNet runs and the latents live, offload, the ledger's label
     torch::Device home;
     Placement placement;
     std::string key;  // Residency::key once the offloads are attached
@@ -226,7 +224,7 @@ OffloadSetup offloadSetupFor(const api::MemoryPlan& plan, const std::string& mod
                            .vae = dtypeOf(plan.vae), .vaeUpcast = plan.vaeUpcast, .channelsLast = plan.channelsLast};
     if (plan.device == "balanced") {
         const Placement p = balancedPlacement(model, plan, dtypes, hooks.balancedStandIns);
-        return {p.device, false, p.labelOf("unet", p.device.str()), p.device, p,
+        return {{plan, p.device, false, p.labelOf("unet", p.device.str())}, p.device, p,
                 offloadKey(plan, false) + "/balanced " + placementSummary(p)};
     }
     const torch::Device device = resolveDevice(plan.device);
@@ -235,7 +233,7 @@ OffloadSetup offloadSetupFor(const api::MemoryPlan& plan, const std::string& mod
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
     Placement placement = dtypes;
     placement.device = home;
-    return {device, offload, label, home, placement, offloadKey(plan, offload) + "/" + label};
+    return {{plan, device, offload, label}, home, placement, offloadKey(plan, offload) + "/" + label};
 }
 
 bool allFinite(const torch::Tensor& t) { return torch::isfinite(t).all().item<bool>(); }
@@ -270,12 +268,11 @@ struct Engine::Loaded {
 
     // A model just loaded becomes the loaded one, its networks placed as `setup` says (the caller has released
     // the previous model, before the load or after it).
-    void install(std::unique_ptr<SdModel> loaded, const OffloadSetup& setup, const api::MemoryPlan& plan, std::string modelHash,
-                 const Log& log) {
+    void install(std::unique_ptr<SdModel> loaded, const OffloadSetup& setup, std::string modelHash, const Log& log) {
         model = std::move(loaded);
         requested = setup.placement;
         hash = std::move(modelHash);
-        attachOffloads(residency, *model, plan, setup.device, setup.offload, setup.computeLabel);
+        attachOffloads(residency, *model, setup.placing);
         residency.key = setup.key;
         // What the load and the offload setup freed (converted weights' temporaries, the originals of fp8 copies):
         // give that heap back.
@@ -342,7 +339,7 @@ LoadReport Engine::load(const std::string& source, const api::MemoryPlan& plan, 
             }
             if (cancel.cancelled()) throw api::Cancelled();
             releaseModel();  // only now: a cancelled or failed load left the previous model in place
-            m_loaded->install(std::move(model), setup, plan, hash, m_log);
+            m_loaded->install(std::move(model), setup, hash, m_log);
         }
         if (progress) progress("ready", 1, 1);
         report.displayName = m_loaded->model->displayName;
@@ -405,7 +402,13 @@ private:
         return c;
     }
     const api::MemoryPlan& plan() const { return m_ladder.plan(); }  // out-of-memory recovery may make it more frugal
-    torch::Device device() const { return m_setup.device; }          // where the UNet runs and the latents live
+    torch::Device device() const { return m_setup.placing.device; }  // where the UNet runs and the latents live
+    // The plan as resolved for this machine, with the run's current plan.
+    Placing placing() const {
+        Placing p = m_setup.placing;
+        p.plan = plan();
+        return p;
+    }
     SdModel& model() { return *m_loaded.model; }
     SdModel& refiner() { return *m_loaded.refiner.model; }
 
@@ -417,13 +420,13 @@ private:
         if (!m_loaded.holds(m_wanted, m_setup)) loadModel();
         SdModel& m = model();
         m_ladder.onExhausted([this](memory::Stage stage, const std::string& error, const std::vector<std::string>& tried) {
-            return outOfMemoryMessage(stage, error, tried, model(), s, plan(), device());
+            return outOfMemoryMessage(stage, error, tried, model(), s, placing());
         });
         RefinerSlot& slot = m_loaded.refiner;
-        slot.useBase(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);  // the last run's ControlNets
+        slot.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());  // the last run's ControlNets
         if (s.refiner.enabled()) {
             m_ladder.attempt(memory::Stage::Load, [&] {
-                slot.load(s.refiner.model, m_setup.placement, m_res, plan(), device(), m_setup.offload, m_setup.computeLabel);
+                slot.load(s.refiner.model, m_setup.placement, m_res, placing());
             });
             checkRefinerFits(m, refiner());
             m_result.settings.refiner.hash = slot.hash;
@@ -449,7 +452,7 @@ private:
         const Placement& want = m_setup.placement;
         m_ladder.attempt(memory::Stage::Load, [&] { loaded = m_wanted == kDemoModel ? makeDemoModel(want) : loadSdModel(m_wanted, want); });
         if (!sameFile && !loaded->isDemo) hash = modelHashOf(m_wanted);
-        m_loaded.install(std::move(loaded), m_setup, plan(), hash, m_engine.m_log);
+        m_loaded.install(std::move(loaded), m_setup, hash, m_engine.m_log);
     }
 
     // LoRAs (core/pipeline/lora_stack): applied or swapped here, after a load (here or in Engine::load) and between
@@ -460,7 +463,7 @@ private:
     void applyLorasAndControlNets() {
         SdModel& m = model();
         const auto withOffloadsDetached = [&](const std::function<void()>& edit) {
-            editWithOffloadsDetached(m_res, m, plan(), device(), m_setup.offload, m_setup.computeLabel, edit);
+            editWithOffloadsDetached(m_res, m, placing(), edit);
         };
         m_result.settings.loras = m_loaded.loras.apply(m, s, m_engine.m_loraFolders, m_result.warnings, withOffloadsDetached);
         const Placement& placed = m.placement;
@@ -471,8 +474,7 @@ private:
                                                              m_res.ledger.remove(net);
                                                          });
         for (const auto& c : controls.active())
-            attachExtraNetwork(m_res, *c.net.ptr(), plan(), device(), m_setup.offload, m_setup.computeLabel, placed.unet,
-                               placed.channelsLast);
+            attachExtraNetwork(m_res, *c.net.ptr(), placing(), placed.unet, placed.channelsLast);
     }
 
     // Every network of the run computes attention one way: set here, again when a retry changes it.
@@ -505,8 +507,9 @@ private:
         env.device = device().is_cuda() ? memory::sampleMemory(int(device().index())).deviceName : "CPU";
         if (env.device.empty() || env.device == "CPU") env.device = device().is_cuda() ? device().str() : "CPU";
         if (plan().device == "balanced") env.device = "balanced: " + placementSummary(placed) + " (" + env.device + ")";
-        env.offload = m_setup.offload ? api::offloadName(plan().offload) : "none";
-        if (m_setup.offload && plan().offloadToDisk) env.offload += " (stored on disk)";
+        const bool offload = m_setup.placing.offload;
+        env.offload = offload ? api::offloadName(plan().offload) : "none";
+        if (offload && plan().offloadToDisk) env.offload += " (stored on disk)";
         if (!plan().fp8Storage.empty()) env.offload += ", unet fp8-" + plan().fp8Storage + " storage";
         env.deterministic = s.deterministic;
     }
@@ -607,7 +610,7 @@ private:
     torch::Tensor denoiseIn(torch::ScalarType unetDtype) {
         SdModel& m = model();
         const bool refine = s.refiner.enabled();
-        if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);
+        if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const Conditioning cond = batchConditioning(*m_prompts, m, s, m_cfg, s.batchSize, unetDtype, device());
         // Image i draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
         std::vector<at::Generator> gens;
@@ -638,7 +641,7 @@ private:
         const int64_t refinerEnd = refinerScheduler->timesteps().size(0);
         const int baseSteps = int(baseEnd - begin), all = baseSteps + int(refinerEnd - refinerBegin);
         latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all, control);
-        m_loaded.refiner.useRefiner(m_res, m, controlNetsOf(m_loaded.controls), device(), m_setup.computeLabel);
+        m_loaded.refiner.useRefiner(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
         return runSteps(r, refinerConditioning(refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd, refinerDtype,
                         noise, baseSteps, all, BaseControl{});
@@ -751,7 +754,7 @@ private:
         placeNetwork(*dm.vae, torch::kCPU, torch::kFloat32, false);
         auto rgb = dm.vae->decodeLatents(m_latents.to(torch::kCPU, torch::kFloat32), run);
         placeNetwork(*dm.vae, dm.placement.deviceOf("vae"), dm.placement.vae, model().placement.channelsLast);  // its home
-        attachOffloads(m_res, dm, plan(), device(), m_setup.offload, m_setup.computeLabel, dm.vae.get());
+        attachOffloads(m_res, dm, placing(), dm.vae.get());
         return rgb;
     }
 

@@ -83,8 +83,8 @@ void checkRefinerFits(const SdModel& base, const SdModel& refiner) {
                                     std::to_string(b.inChannels) + " channels): choose a refiner of the same family");
 }
 
-SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Residency& r, const api::MemoryPlan& plan,
-                           torch::Device device, bool offload, const std::string& computeLabel) {
+SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Residency& r, const Placing& placing) {
+    const auto& [plan, device, offload, computeLabel] = placing;
     // Swapping means something only when the networks stay on a device other than home (tests on the CPU label
     // the compute side "compute"); fp8 storage keeps the UNet under an offload at the device, so it stays together.
     // A balanced placement puts the refiner's networks on the devices of the base's (not swapped: one device each).
@@ -103,32 +103,31 @@ SdModel& RefinerSlot::load(const std::string& source, const Placement& want, Res
     swapped = swap;
     refinerAway = swap;
     if (swap) moveResident(r, *model, torch::kCPU, "cpu");  // recorded at home; moved in by useRefiner
-    else attachOffloads(r, *model, plan, device, offload, computeLabel);
+    else attachOffloads(r, *model, placing);
     key = wantKey;
     return *model;
 }
 
-void RefinerSlot::useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
-                          const std::string& computeLabel) {
+void RefinerSlot::useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, const Placing& placing) {
     if (model && swapped && !refinerAway) {
         moveResident(r, *model, torch::kCPU, "cpu");
         refinerAway = true;
     }
     if (baseAway) {
-        moveResident(r, base, device, computeLabel, beside);
+        moveResident(r, base, placing.device, placing.computeLabel, beside);
         baseAway = false;
     }
 }
 
 void RefinerSlot::useRefiner(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside,
-                             torch::Device device, const std::string& computeLabel) {
+                             const Placing& placing) {
     if (!model || !swapped) return;
     if (!baseAway) {
         moveResident(r, base, torch::kCPU, "cpu", beside);
         baseAway = true;
     }
     if (refinerAway) {
-        moveResident(r, *model, device, computeLabel);
+        moveResident(r, *model, placing.device, placing.computeLabel);
         refinerAway = false;
     }
 }

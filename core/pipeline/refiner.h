@@ -41,15 +41,12 @@ struct RefinerSlot {
     bool refinerAway = true;  // a swapped refiner's networks are at home on the CPU
 
     // Loads `source` unless it is loaded for the same placement; a swapped refiner waits at home on the CPU.
-    SdModel& load(const std::string& source, const Placement& want, Residency& r, const api::MemoryPlan& plan,
-                  torch::Device device, bool offload, const std::string& computeLabel);
+    SdModel& load(const std::string& source, const Placement& want, Residency& r, const Placing& placing);
     // Before the base runs: the base back on the device (and a swapped refiner off it). `beside` are the networks
     // that live and move with the base (its ControlNets).
-    void useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
-                 const std::string& computeLabel);
+    void useBase(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, const Placing& placing);
     // Before the refiner runs: under swap, the base (and `beside`) off the device and the refiner on it.
-    void useRefiner(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, torch::Device device,
-                    const std::string& computeLabel);
+    void useRefiner(Residency& r, SdModel& base, const std::vector<torch::nn::Module*>& beside, const Placing& placing);
     // Its offloads and ledger records out of `r`, then the model.
     void release(Residency& r);
 };

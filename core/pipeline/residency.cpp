@@ -55,8 +55,8 @@ static void attachNetwork(Residency& r, torch::nn::Module* net, const api::Memor
 }
 
 // Puts every network of `m` under its offload (or records it as resident on the device) per the plan.
-void attachOffloads(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
-                    const std::string& computeLabel, const torch::nn::Module* only) {
+void attachOffloads(Residency& r, SdModel& m, const Placing& placing, const torch::nn::Module* only) {
+    const auto& [plan, device, offload, computeLabel] = placing;
     const Placement& p = m.placement;
     // A balanced placement (never offloaded) names each part's own device and ledger label.
     auto attach = [&](const char* part, torch::nn::Module* net, torch::ScalarType dtype, bool channelsLast, bool isUnet) {
@@ -73,21 +73,19 @@ void attachOffloads(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch
     }
 }
 
-void attachExtraNetwork(Residency& r, torch::nn::Module& net, const api::MemoryPlan& plan, torch::Device device,
-                        bool offload, const std::string& computeLabel, torch::ScalarType dtype, bool channelsLast) {
+void attachExtraNetwork(Residency& r, torch::nn::Module& net, const Placing& placing, torch::ScalarType dtype, bool channelsLast) {
     if (r.of(&net)) return;
-    attachNetwork(r, &net, plan, device, offload, computeLabel, dtype, channelsLast, false);
+    attachNetwork(r, &net, placing.plan, placing.device, placing.offload, placing.computeLabel, dtype, channelsLast, false);
 }
 
-void editWithOffloadsDetached(Residency& r, SdModel& m, const api::MemoryPlan& plan, torch::Device device, bool offload,
-                              const std::string& computeLabel, const std::function<void()>& edit) {
+void editWithOffloadsDetached(Residency& r, SdModel& m, const Placing& placing, const std::function<void()>& edit) {
     std::vector<const torch::nn::Module*> detached;
     for (const torch::nn::Module* net : {static_cast<const torch::nn::Module*>(m.unet.get()),
                                          m.textEncoder ? static_cast<const torch::nn::Module*>(m.textEncoder.get()) : nullptr,
                                          m.textEncoder2 ? static_cast<const torch::nn::Module*>(m.textEncoder2.get()) : nullptr})
         if (net && r.offloads.erase(net)) detached.push_back(net);  // the destructor gives the stored copies back
     const auto reattach = [&] {
-        for (const auto* net : detached) attachOffloads(r, m, plan, device, offload, computeLabel, net);
+        for (const auto* net : detached) attachOffloads(r, m, placing, net);
     };
     try {
         edit();
@@ -106,14 +104,14 @@ void computeIn(const Residency& r, torch::nn::Module& net, torch::ScalarType dty
 
 // The message when even the most frugal setting ran out of memory: what was tried and what the stage needs.
 std::string outOfMemoryMessage(memory::Stage stage, const std::string& error, const std::vector<std::string>& tried,
-                               const SdModel& m, const api::GenerationSettings& s, const api::MemoryPlan& plan,
-                               torch::Device device) {
+                               const SdModel& m, const api::GenerationSettings& s, const Placing& placing) {
     std::string msg = std::string("out of memory in ") + memory::stageName(stage) + " and nothing more frugal is left to try";
     for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " (tried: ") + tried[i] + (i + 1 == tried.size() ? ")" : "");
     try {
-        auto tried = s;
-        tried.plan = plan;
-        const auto p = memory::predict(modelShapeOf(m), predictInput(tried, {.cuda = device.is_cuda()}));
+        const torch::Device device = placing.device;
+        auto asTried = s;
+        asTried.plan = placing.plan;
+        const auto p = memory::predict(modelShapeOf(m), predictInput(asTried, {.cuda = device.is_cuda()}));
         const auto& e = stage == memory::Stage::Encode ? p.encode : stage == memory::Stage::Denoise ? p.denoise : p.decode;
         msg += ". This stage needs about " + memory::formatGb(e.total()) + " (predicted: " + memory::formatGb(e.weights) +
                " of weights, " + memory::formatGb(e.activations) + " for " + e.peakAt + ")";
