@@ -3,6 +3,7 @@
 #include "core/io/model_hash.h"
 #include "core/pipeline/sd_model.h"
 #include "core/text/prompt_parser.h"
+#include "core/text/text_input.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -72,13 +73,10 @@ std::vector<api::LoraSetting> LoraStack::apply(SdModel& m, const api::Generation
                                                     const WeightEditor& editor) {
     std::vector<api::LoraSetting> wanted;
     try {
-        for (const auto& tag : text::extractExtraNetworks(s.prompt).loras)
-            wanted.push_back({tag.name, tag.unetWeight, tag.textEncoderWeight, "", true});
+        wanted = text::requestedLoras(s);
     } catch (const text::PromptError& e) {
         throw std::invalid_argument(std::string("prompt: ") + e.what());
     }
-    for (const auto& l : s.loras)
-        if (!l.fromPrompt) wanted.push_back({l.name, l.unetWeight, l.textEncoderWeight, "", false});
 
     std::ostringstream signature;
     signature.precision(17);

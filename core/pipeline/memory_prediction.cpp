@@ -9,7 +9,7 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/lora_search.h"
 #include "core/pipeline/sd_model.h"
-#include "core/text/prompt_parser.h"
+#include "core/text/text_input.h"
 
 #include <torch/torch.h>
 
@@ -74,19 +74,16 @@ private:
     std::map<std::string, std::pair<std::pair<int64_t, int64_t>, Value>> m_values;
 };
 
-// The run's LoRA files: the prompt's tags and the settings' list; one that cannot be found is left out (the run
-// itself names it).
+// The run's LoRA files (text::requestedLoras, as the engine looks them up); one that cannot be found is left out
+// (the run itself names it).
 std::vector<std::string> loraFilesOf(const api::GenerationSettings& s, const std::vector<std::string>& folders) {
     std::vector<std::string> files;
-    auto add = [&](const std::string& name, bool allowPath) {
+    for (const auto& l : text::requestedLoras(s)) {
         try {
-            files.push_back(findLoraFile(name, folders, allowPath));
+            files.push_back(findLoraFile(l.name, folders, !l.fromPrompt));
         } catch (const std::exception&) {
         }
-    };
-    for (const auto& tag : text::extractExtraNetworks(s.prompt).loras) add(tag.name, false);
-    for (const auto& l : s.loras)
-        if (!l.fromPrompt) add(l.name, true);
+    }
     return files;
 }
 

@@ -7,17 +7,23 @@
 namespace dd::text {
 namespace {
 
-// The LoRAs that change the text encoders, as the settings name them (as the engine applies them): the prompt's tags, then the list (a result's
-// list repeats the tags, marked fromPrompt).
+// The LoRAs that change the text encoders: names and text-encoder weights.
 std::vector<std::pair<std::string, double>> textEncoderLoras(const api::GenerationSettings& s) {
     std::vector<std::pair<std::string, double>> out;
-    for (const auto& tag : extractExtraNetworks(s.prompt).loras) out.emplace_back(tag.name, tag.textEncoderWeight);
-    for (const auto& l : s.loras)
-        if (!l.fromPrompt) out.emplace_back(l.name, l.textEncoderWeight);
+    for (const auto& l : requestedLoras(s)) out.emplace_back(l.name, l.textEncoderWeight);
     return out;
 }
 
 } // namespace
+
+std::vector<api::LoraSetting> requestedLoras(const api::GenerationSettings& s) {
+    std::vector<api::LoraSetting> wanted;
+    for (const auto& tag : extractExtraNetworks(s.prompt).loras)
+        wanted.push_back({tag.name, tag.unetWeight, tag.textEncoderWeight, "", true});
+    for (const auto& l : s.loras)
+        if (!l.fromPrompt) wanted.push_back({l.name, l.unetWeight, l.textEncoderWeight, "", false});
+    return wanted;
+}
 
 TextInput textInputOf(const api::GenerationSettings& s) {
     TextInput t;

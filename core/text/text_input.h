@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dd::text {
 
@@ -20,6 +21,11 @@ struct TextInput {
 
 // Throws PromptError for a malformed <lora:…> tag.
 TextInput textInputOf(const api::GenerationSettings& s);
+
+// The run's LoRAs as asked: the prompt's <lora:…> tags (fromPrompt), then the list's own entries (a result's list
+// repeats the tags, marked fromPrompt: those are skipped). Names as written, no hashes. Throws PromptError for a
+// malformed tag.
+std::vector<api::LoraSetting> requestedLoras(const api::GenerationSettings& s);
 
 // Whether two runs' text encoders get the same input with the same weights: the model, the text, the LoRAs (tags
 // and list, by name and text-encoder weight) and the encoders' precision. A malformed tag counts as a change.
