@@ -92,7 +92,7 @@ void validate(const GenerationSettings& s) {
     if (s.clipSkip < 1) fail("clip skip must be 1 or more (A1111 numbering: 1 = last layer)");
     if (s.promptSyntax != "a1111" && s.promptSyntax != "reference")
         fail("prompt syntax '" + s.promptSyntax + "' is unknown (use \"a1111\" or \"reference\")");
-    if (s.emphasis != "Original" && s.emphasis != "No norm" && s.emphasis != "Ignore" && s.emphasis != "None")
+    if (!isEmphasis(s.emphasis))
         fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
     if (!s.predictionType.empty() && !isPredictionType(s.predictionType))
         fail("prediction type '" + s.predictionType + "' is unknown (use \"epsilon\" or \"v_prediction\")");
@@ -119,6 +119,8 @@ const std::vector<std::string>& samplerNames() {
 }
 
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
+
+bool isEmphasis(const std::string& v) { return v == "Original" || v == "No norm" || v == "Ignore" || v == "None"; }
 
 nlohmann::json schedulerOverrides(const GenerationSettings& s) {
     nlohmann::json o = nlohmann::json::object();

@@ -89,10 +89,12 @@ void validate(const GenerationSettings& s);
 nlohmann::json schedulerOverrides(const GenerationSettings& s);
 // The values those two settings take besides "" (the model's own).
 bool isPredictionType(const std::string& v);
+bool isTimestepSpacing(const std::string& v);
+// A1111's "Emphasis" modes: "Original" (its default), "No norm", "Ignore", "None".
+bool isEmphasis(const std::string& v);
 
 // The samplers DiffusionDesk runs, spelled as A1111's UI does ("Euler a", "DPM++ 2M Karras"...): the one list
 // the window, the CLI, the A1111 reader and the scheduler factory (core/sched/factory.cpp) all use.
 const std::vector<std::string>& samplerNames();
-bool isTimestepSpacing(const std::string& v);
 
 } // namespace dd::api

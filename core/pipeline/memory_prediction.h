@@ -15,9 +15,9 @@ struct SdModel;
 
 // What the settings do not say.
 struct PredictionContext {
-    std::vector<std::string> loraFolders;  // where the prompt's <lora:…> names are looked for (and DD_LORA_PATH)
+    std::vector<std::string> loraFolders{};  // where the prompt's <lora:…> names are looked for (and DD_LORA_PATH)
     bool textCached = false;               // the engine already holds these prompts' embeddings
-    std::optional<bool> cuda;              // where the networks run; unset: where the plan's device puts them here
+    std::optional<bool> cuda{};              // where the networks run; unset: where the plan's device puts them here
 };
 
 // Where plan.device puts the networks on this machine ("auto": CUDA when a device exists).

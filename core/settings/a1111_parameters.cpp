@@ -12,7 +12,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 namespace dd::settings {
@@ -224,70 +228,6 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
 
 } // namespace detail
 
-std::string writeA1111Parameters(const api::GenerationSettings& s, const A1111WriteOptions& o) {
-    using detail::formatNumber;
-    std::vector<std::pair<std::string, std::string>> kv;
-    auto [base, suffix] = splitSamplerSchedule(s.sampler);
-    std::string schedule = !s.scheduleType.empty() ? s.scheduleType : suffix;
-    // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
-    if (schedule.empty()) schedule = a1111DefaultSchedule(base).empty() ? "Automatic" : "Uniform";
-    kv.emplace_back("Steps", std::to_string(s.steps));
-    kv.emplace_back("Sampler", base);
-    kv.emplace_back("Schedule type", schedule);
-    kv.emplace_back("CFG scale", formatNumber(s.cfgScale));
-    kv.emplace_back("Seed", std::to_string(s.seed + o.batchIndex));
-    kv.emplace_back("Size", std::to_string(s.width) + "x" + std::to_string(s.height));
-    if (!o.modelHash.empty()) kv.emplace_back("Model hash", o.modelHash);
-    const std::string model = o.modelName.empty() ? defaultModelName(s.model) : o.modelName;
-    if (!model.empty()) kv.emplace_back("Model", model);
-    if (!s.initImage.empty()) kv.emplace_back("Denoising strength", formatNumber(s.strength));
-    if (s.clipSkip > 1) kv.emplace_back("Clip skip", std::to_string(s.clipSkip));
-    kv.emplace_back("RNG", "CPU");  // our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU
-    if (s.batchSize > 1) kv.emplace_back("Batch size", std::to_string(s.batchSize));
-    if (s.guidanceRescale != 0) kv.emplace_back("CFG Rescale", formatNumber(s.guidanceRescale));
-    if (s.emphasis != "Original") kv.emplace_back("Emphasis", s.emphasis);  // sd_hijack_clip: only when not default
-    // Our keys (A1111 ignores them): the scheduler settings a single file may need (docs/single-file.md).
-    if (!s.predictionType.empty()) kv.emplace_back("Prediction type", s.predictionType);
-    if (!s.timestepSpacing.empty()) kv.emplace_back("Timestep spacing", s.timestepSpacing);
-    // extra_networks_lora.py: "Lora hashes" lists name: short hash, ':' and ',' taken out of the names.
-    std::string loraHashes;
-    for (const auto& l : s.loras) {
-        if (l.hash.empty()) continue;
-        std::string name = loraTagName(l.name);
-        std::erase_if(name, [](char c) { return c == ':' || c == ','; });
-        loraHashes += (loraHashes.empty() ? "" : ", ") + name + ": " + l.hash;
-    }
-    if (!loraHashes.empty()) kv.emplace_back("Lora hashes", loraHashes);
-    if (s.refiner.enabled()) {
-        // A1111's refiner script: the checkpoint's short title ("name [hash]") and the switch fraction. A1111 has
-        // no keys for the aesthetic scores (they are its settings); the sidecar keeps them.
-        const std::string name = defaultModelName(s.refiner.model);
-        kv.emplace_back("Refiner", s.refiner.hash.empty() ? name : name + " [" + s.refiner.hash + "]");
-        kv.emplace_back("Refiner switch at", formatNumber(s.refiner.switchAt));
-    }
-    for (auto& unit : a1111ControlNetParameters(s)) kv.push_back(std::move(unit));  // sd-webui-controlnet's units
-    for (const auto& [k, v] : o.extra) {
-        if (!validKey(k) || k.find('\n') != std::string::npos)
-            throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
-        kv.emplace_back(k, v);
-    }
-    if (!o.version.empty()) kv.emplace_back("Version", o.version);
-
-    std::string params;
-    for (const auto& [k, v] : kv) {
-        if (!params.empty()) params += ", ";
-        params += k + ": " + quote(v);
-    }
-    std::string text = s.prompt;
-    // A1111 only knows LoRAs as prompt tags: LoRAs given beside the prompt are written as tags.
-    for (const auto& l : s.loras)
-        if (!l.fromPrompt) text += (text.empty() ? "" : " ") + loraTag(l);
-    if (!s.negativePrompt.empty()) text += "\nNegative prompt: " + s.negativePrompt;
-    text += "\n" + params;
-    const auto first = text.find_first_not_of(" \t\n\r\f\v");
-    return first == std::string::npos ? std::string() : text.substr(first);
-}
-
 namespace {
 
 // parse_generation_parameters' prompt lines: stripped, joined by '\n'; "Negative prompt:" starts the negative.
@@ -341,161 +281,262 @@ std::vector<Pair> toDict(std::vector<Pair> params) {
     return dict;
 }
 
+
+using Settings = api::GenerationSettings;
+using Written = std::optional<std::string>;  // nullopt: the key is left out
+
+// The sampler and schedule A1111 reads back as the ones that ran.
+std::pair<std::string, std::string> writtenSamplerSchedule(const Settings& s) {
+    auto [base, suffix] = splitSamplerSchedule(s.sampler);
+    std::string schedule = !s.scheduleType.empty() ? s.scheduleType : suffix;
+    // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
+    if (schedule.empty()) schedule = a1111DefaultSchedule(base).empty() ? "Automatic" : "Uniform";
+    return {base, schedule};
+}
+
+// extra_networks_lora.py: "Lora hashes" lists name: short hash, ':' and ',' taken out of the names.
+Written writtenLoraHashes(const Settings& s) {
+    std::string hashes;
+    for (const auto& l : s.loras) {
+        if (l.hash.empty()) continue;
+        std::string name = loraTagName(l.name);
+        std::erase_if(name, [](char c) { return c == ':' || c == ','; });
+        hashes += (hashes.empty() ? "" : ", ") + name + ": " + l.hash;
+    }
+    if (hashes.empty()) return std::nullopt;
+    return hashes;
+}
+
+Written writtenModel(const Settings& s, const A1111WriteOptions& o) {
+    std::string model = o.modelName.empty() ? defaultModelName(s.model) : o.modelName;
+    if (model.empty()) return std::nullopt;
+    return model;
+}
+
+// A1111's refiner script: the checkpoint's short title ("name [hash]"). A1111 has no keys for the aesthetic
+// scores (they are its settings); the sidecar keeps them.
+Written writtenRefiner(const Settings& s) {
+    if (!s.refiner.enabled()) return std::nullopt;
+    const std::string name = defaultModelName(s.refiner.model);
+    return s.refiner.hash.empty() ? name : name + " [" + s.refiner.hash + "]";
+}
+
+// What a reader of one key sees: the settings being filled, the keys not read yet, the dialect.
+struct Reading {
+    GenerationInfo& info;
+    const std::function<std::optional<std::string>(std::string_view)>& take;
+    bool sdcpp;  // stable-diffusion.cpp writes this layout with its own sampler and RNG names
+};
+
+void badValue(GenerationInfo& info, std::string_view key, std::string_view v) {
+    info.warnings.push_back("'" + std::string(key) + ": " + std::string(v.substr(0, 80)) + "' is not a valid value; ignored");
+}
+
+template <auto Field, int64_t Lo, int64_t Hi>
+bool readInteger(std::string_view v, Reading& r) {
+    const auto n = detail::parseInteger(v);
+    if (!n || *n < Lo || *n > Hi) return false;
+    r.info.settings.*Field = static_cast<std::remove_reference_t<decltype(r.info.settings.*Field)>>(*n);
+    return true;
+}
+
+template <auto Field>
+bool readNumber(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d) return false;
+    r.info.settings.*Field = *d;
+    return true;
+}
+
+template <auto Field, bool (*Valid)(const std::string&)>
+bool readChoice(std::string_view v, Reading& r) {
+    if (!Valid(std::string(v))) return false;
+    r.info.settings.*Field = std::string(v);
+    return true;
+}
+
+bool readSampler(std::string_view v, Reading& r) {
+    const auto schedule = r.take("Schedule type");
+    const std::string sampler = r.sdcpp ? sdcppSampler(std::string(v), r.info) : std::string(v);
+    detail::setSampler(r.info, sampler, schedule.value_or(""), schedule && *schedule == "Automatic");
+    return true;
+}
+
+// Only reached without a Sampler key (readSampler takes the schedule with it): A1111's default sampler.
+bool readScheduleOnly(std::string_view v, Reading& r) {
+    detail::setSampler(r.info, "Euler a", v, v == "Automatic");
+    return true;
+}
+
+// A1111's re_imagesize: ^(\d+)x(\d+)$
+bool readSize(std::string_view v, Reading& r) {
+    const auto x = v.find('x');
+    const bool digits = x != std::string_view::npos && x > 0 && x + 1 < v.size() &&
+                        std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
+    const int64_t w = digits ? detail::parseInteger(v.substr(0, x)).value_or(0) : 0;
+    const int64_t h = digits ? detail::parseInteger(v.substr(x + 1)).value_or(0) : 0;
+    if (w <= 0 || h <= 0 || w > 65536 || h > 65536) return false;
+    r.info.settings.width = int(w), r.info.settings.height = int(h);
+    detail::found(r.info, "width"), detail::found(r.info, "height");
+    return true;
+}
+
+bool isHexHash(std::string_view h) {
+    return h.size() <= 64 && std::all_of(h.begin(), h.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+bool readModelHash(std::string_view v, Reading& r) {
+    const std::string_view h = detail::trim(v);
+    if (h.empty() || !isHexHash(h)) return false;
+    r.info.modelHash = std::string(h);
+    return true;
+}
+
+bool readModel(std::string_view v, Reading& r) {
+    r.info.modelName = safeModelName(detail::trim(v));
+    return !r.info.modelName.empty();
+}
+
+// "name: hash" pairs; the weights are in the prompt's tags.
+bool readLoraHashes(std::string_view v, Reading& r) {
+    GenerationInfo& info = r.info;
+    std::map<std::string, std::string> hashes;
+    for (std::string_view rest = v; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        const size_t colon = item.rfind(':');
+        if (colon != std::string_view::npos)
+            hashes[std::string(detail::trim(item.substr(0, colon)))] = std::string(detail::trim(item.substr(colon + 1)));
+        else badValue(info, "Lora hashes", v);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    try {
+        for (const auto& tag : text::extractExtraNetworks(info.settings.prompt).loras) {
+            api::LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
+            if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second, hashes.erase(h);
+            info.settings.loras.push_back(l);
+        }
+    } catch (const text::PromptError& e) {
+        // The tags cannot be read, so which LoRA had which weight is unknown; written back as extra tags they
+        // would land in a prompt that still cannot be read, growing on every round trip.
+        info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what() + "; Lora hashes ignored");
+        hashes.clear();
+    }
+    // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
+    for (const auto& [name, hash] : hashes) {
+        // Written back, it becomes a <lora:name:1> tag: a name that cannot be one is not a LoRA file name.
+        const bool tagSafe = !name.empty() && loraTagName(name) == name &&
+                             name.find_first_of("<>:\\") == std::string::npos &&  // control characters: below
+                             std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= 0x20; });
+        if (!tagSafe) {
+            info.warnings.push_back("Lora hashes names a LoRA that cannot be a file name; ignored");
+            continue;
+        }
+        info.settings.loras.push_back({name, 1.0, 1.0, hash, false});
+        info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
+    }
+    detail::found(info, "loras");
+    return true;
+}
+
+// "name [short hash]": a name to look up in the model folders, like Model / Model hash.
+bool readRefiner(std::string_view v, Reading& r) {
+    std::string_view title = detail::trim(v);
+    std::string_view hash;
+    if (const auto open = title.rfind(" ["); open != std::string_view::npos && title.back() == ']') {
+        hash = title.substr(open + 2, title.size() - open - 3);
+        title = detail::trim(title.substr(0, open));
+    }
+    // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
+    std::string name = defaultModelName(safeModelName(title));
+    if (name.empty() || !isHexHash(hash)) return false;
+    r.info.settings.refiner.model = std::move(name);
+    r.info.settings.refiner.hash = std::string(hash);
+    return true;
+}
+
+// Without a refiner the fraction means nothing (and would not be written back): it is ignored.
+bool readRefinerSwitch(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d || *d <= 0 || *d >= 1 || !r.info.settings.refiner.enabled()) return false;
+    r.info.settings.refiner.switchAt = *d;
+    return true;
+}
+
+// One A1111 key: how it is written and read. The table's order is create_infotext's (the writer's) and the
+// reader's; ControlNet units, extra keys and Version follow it.
+struct Key {
+    const char* key;
+    Written (*write)(const Settings&, const A1111WriteOptions&);  // nullptr: only read (an older spelling)
+    bool (*read)(std::string_view, Reading&);                     // nullptr: read by hand (RNG, with Version)
+    const char* field = nullptr;    // marked in GenerationInfo::fields when read
+    bool missingIsDefault = false;  // A1111 leaves the key out at its default, so a missing key is read too
+};
+
+using S = const Settings&;
+using O = const A1111WriteOptions&;
+using detail::formatNumber;
+
+const Key kKeys[] = {
+    {"Steps", [](S s, O) -> Written { return std::to_string(s.steps); }, readInteger<&Settings::steps, 1, 100000>, "steps"},
+    {"Sampler", [](S s, O) -> Written { return writtenSamplerSchedule(s).first; }, readSampler},
+    {"Schedule type", [](S s, O) -> Written { return writtenSamplerSchedule(s).second; }, readScheduleOnly},
+    {"CFG scale", [](S s, O) -> Written { return formatNumber(s.cfgScale); }, readNumber<&Settings::cfgScale>, "cfg_scale"},
+    {"Seed", [](S s, O o) -> Written { return std::to_string(s.seed + o.batchIndex); },
+     readInteger<&Settings::seed, 0, INT64_MAX>, "seed"},
+    {"Size", [](S s, O) -> Written { return std::to_string(s.width) + "x" + std::to_string(s.height); }, readSize},
+    {"Model hash", [](S, O o) -> Written { return o.modelHash.empty() ? Written() : o.modelHash; }, readModelHash},
+    {"Model", writtenModel, readModel},
+    {"Denoising strength", [](S s, O) -> Written { return s.initImage.empty() ? Written() : formatNumber(s.strength); },
+     readNumber<&Settings::strength>, "strength"},
+    {"Clip skip", [](S s, O) -> Written { return s.clipSkip > 1 ? std::to_string(s.clipSkip) : Written(); },
+     readInteger<&Settings::clipSkip, 1, 12>, "clip_skip", true},
+    // Our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU.
+    {"RNG", [](S, O) -> Written { return "CPU"; }, nullptr},
+    {"Batch size", [](S s, O) -> Written { return s.batchSize > 1 ? std::to_string(s.batchSize) : Written(); },
+     readInteger<&Settings::batchSize, 1, 64>, "batch_size"},
+    {"CFG Rescale", [](S s, O) -> Written { return s.guidanceRescale != 0 ? formatNumber(s.guidanceRescale) : Written(); },
+     readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
+    {"CFG Rescale \xcf\x86", nullptr, readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
+    {"Emphasis", [](S s, O) -> Written { return s.emphasis != "Original" ? s.emphasis : Written(); },
+     readChoice<&Settings::emphasis, api::isEmphasis>, "emphasis", true},
+    // Our keys (A1111 ignores them): the scheduler settings a single file may need (docs/single-file.md).
+    {"Prediction type", [](S s, O) -> Written { return s.predictionType.empty() ? Written() : s.predictionType; },
+     readChoice<&Settings::predictionType, api::isPredictionType>, "prediction_type", true},
+    {"Timestep spacing", [](S s, O) -> Written { return s.timestepSpacing.empty() ? Written() : s.timestepSpacing; },
+     readChoice<&Settings::timestepSpacing, api::isTimestepSpacing>, "timestep_spacing", true},
+    {"Lora hashes", [](S s, O) { return writtenLoraHashes(s); }, readLoraHashes},
+    {"Refiner", [](S s, O) { return writtenRefiner(s); }, readRefiner, "refiner"},
+    {"Refiner switch at", [](S s, O) -> Written { return s.refiner.enabled() ? formatNumber(s.refiner.switchAt) : Written(); },
+     readRefinerSwitch},
+};
+
 void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
-    using namespace detail;
-    auto take = [&](std::string_view key) -> std::optional<std::string> {
+    const std::function<std::optional<std::string>(std::string_view)> take = [&](std::string_view key) {
         auto it = std::find_if(dict.begin(), dict.end(), [&](const Pair& d) { return d.key == key; });
-        if (it == dict.end()) return std::nullopt;
-        std::string v = it->value;
+        if (it == dict.end()) return std::optional<std::string>();
+        std::optional<std::string> v = std::move(it->value);
         dict.erase(it);
         return v;
     };
-    auto bad = [&](std::string_view key, const std::string& v) {
-        info.warnings.push_back("'" + std::string(key) + ": " + v.substr(0, 80) + "' is not a valid value; ignored");
-    };
-    auto integer = [&](std::string_view key, int& field, const char* name, int64_t lo, int64_t hi) {
-        if (auto v = take(key)) {
-            const auto n = parseInteger(*v);
-            if (n && *n >= lo && *n <= hi) field = int(*n), found(info, name); else bad(key, *v);
-        }
-    };
-    auto number = [&](std::string_view key, double& field, const char* name) {
-        if (auto v = take(key)) {
-            if (const auto d = parseNumber(*v)) field = *d, found(info, name); else bad(key, *v);
-        }
-    };
-    integer("Steps", info.settings.steps, "steps", 1, 100000);
-    // stable-diffusion.cpp writes this layout with its own sampler names ("dpm++2m karras") and RNG names.
     const auto version = std::find_if(dict.begin(), dict.end(), [](const Pair& d) { return d.key == "Version"; });
-    const bool sdcpp = version != dict.end() && version->value.rfind("stable-diffusion.cpp", 0) == 0;
-    if (sdcpp) info.format = "sdcpp";
-    auto sampler = take("Sampler");
-    if (sampler && sdcpp) sampler = sdcppSampler(*sampler, info);
-    const auto schedule = take("Schedule type");
-    if (sampler || schedule)
-        setSampler(info, sampler.value_or("Euler a"), schedule.value_or(""), schedule && *schedule == "Automatic");
-    number("CFG scale", info.settings.cfgScale, "cfg_scale");
-    if (auto v = take("Seed")) {
-        const auto n = parseInteger(*v);
-        if (n && *n >= 0) info.settings.seed = *n, found(info, "seed"); else bad("Seed", *v);
-    }
-    if (auto v = take("Size")) {
-        // A1111's re_imagesize: ^(\d+)x(\d+)$
-        const auto x = v->find('x');
-        const bool digits = x != std::string::npos && x > 0 && x + 1 < v->size() &&
-                            std::all_of(v->begin(), v->end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
-        const int64_t w = digits ? parseInteger(std::string_view(*v).substr(0, x)).value_or(0) : 0;
-        const int64_t h = digits ? parseInteger(std::string_view(*v).substr(x + 1)).value_or(0) : 0;
-        if (w > 0 && h > 0 && w <= 65536 && h <= 65536) {
-            info.settings.width = int(w), info.settings.height = int(h);
-            found(info, "width"), found(info, "height");
-        } else {
-            bad("Size", *v);
+    Reading reading{info, take, version != dict.end() && version->value.rfind("stable-diffusion.cpp", 0) == 0};
+    if (reading.sdcpp) info.format = "sdcpp";
+    for (const Key& k : kKeys) {
+        if (!k.read) continue;
+        if (const auto v = take(k.key)) {
+            if (!k.read(*v, reading)) badValue(info, k.key, *v);
+            else if (k.field) detail::found(info, k.field);
         }
+        if (k.missingIsDefault) detail::found(info, k.field);
     }
-    if (auto v = take("Model hash")) {
-        const std::string h(trim(*v));
-        if (!h.empty() && h.size() <= 64 && std::all_of(h.begin(), h.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
-            info.modelHash = h; else bad("Model hash", *v);
-    }
-    if (auto v = take("Model")) {
-        info.modelName = safeModelName(trim(*v));
-        if (info.modelName.empty()) bad("Model", *v);
-    }
-    number("Denoising strength", info.settings.strength, "strength");
-    if (auto v = take("Clip skip")) {
-        const auto n = parseInteger(*v);
-        if (n && *n >= 1 && *n <= 12) info.settings.clipSkip = int(*n); else bad("Clip skip", *v);
-    }
-    found(info, "clip_skip");  // A1111: a missing Clip skip means 1
-    integer("Batch size", info.settings.batchSize, "batch_size", 1, 64);
-    number("CFG Rescale", info.settings.guidanceRescale, "guidance_rescale");
-    number("CFG Rescale \xcf\x86", info.settings.guidanceRescale, "guidance_rescale");
-    if (auto v = take("Emphasis")) {
-        if (*v == "Original" || *v == "No norm" || *v == "Ignore" || *v == "None") info.settings.emphasis = *v; else bad("Emphasis", *v);
-    }
-    found(info, "emphasis");       // missing: A1111's default, Original
-    if (auto v = take("Prediction type")) {
-        if (api::isPredictionType(*v)) info.settings.predictionType = *v; else bad("Prediction type", *v);
-    }
-    if (auto v = take("Timestep spacing")) {
-        if (api::isTimestepSpacing(*v)) info.settings.timestepSpacing = *v; else bad("Timestep spacing", *v);
-    }
-    found(info, "prediction_type");   // missing: the model's own
-    found(info, "timestep_spacing");
-    found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
-    if (auto v = take("Lora hashes")) {
-        // name: hash pairs; the weights are in the prompt's tags.
-        std::map<std::string, std::string> hashes;
-        std::string_view rest = *v;
-        while (!rest.empty()) {
-            const size_t comma = rest.find(',');
-            const std::string_view item = rest.substr(0, comma);
-            const size_t colon = item.rfind(':');
-            if (colon != std::string_view::npos) hashes[std::string(trim(item.substr(0, colon)))] = std::string(trim(item.substr(colon + 1)));
-            else bad("Lora hashes", *v);
-            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        }
-        try {
-            for (const auto& tag : text::extractExtraNetworks(info.settings.prompt).loras) {
-                api::LoraSetting l{tag.name, tag.unetWeight, tag.textEncoderWeight, "", true};
-                if (const auto h = hashes.find(tag.name); h != hashes.end()) l.hash = h->second, hashes.erase(h);
-                info.settings.loras.push_back(l);
-            }
-        } catch (const text::PromptError& e) {
-            // The tags cannot be read, so which LoRA had which weight is unknown; written back as extra tags they
-            // would land in a prompt that still cannot be read, growing on every round trip.
-            info.warnings.push_back(std::string("LoRA tags in the prompt: ") + e.what() + "; Lora hashes ignored");
-            hashes.clear();
-        }
-        // A hash without its tag (the prompt was edited): the LoRA was applied, its weight is not known.
-        for (const auto& [name, hash] : hashes) {
-            // Written back, it becomes a <lora:name:1> tag: a name that cannot be one is not a LoRA file name.
-            const bool tagSafe = !name.empty() && loraTagName(name) == name &&
-                                 name.find_first_of("<>:\\") == std::string::npos &&  // control characters: below
-                                 std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= 0x20; });
-            if (!tagSafe) {
-                info.warnings.push_back("Lora hashes names a LoRA that cannot be a file name; ignored");
-                continue;
-            }
-            info.settings.loras.push_back({name, 1.0, 1.0, hash, false});
-            info.warnings.push_back("Lora hashes names '" + name + "', which has no <lora:…> tag in the prompt: restored with weight 1");
-        }
-        found(info, "loras");
-    }
-    if (auto v = take("Refiner")) {
-        // "name [short hash]": a name to look up in the model folders, like Model / Model hash.
-        std::string_view title = trim(*v);
-        std::string hash;
-        if (const auto open = title.rfind(" ["); open != std::string_view::npos && title.back() == ']') {
-            hash = std::string(title.substr(open + 2, title.size() - open - 3));
-            title = trim(title.substr(0, open));
-        }
-        const bool hexHash = hash.size() <= 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
-                                 return std::isxdigit(static_cast<unsigned char>(c));
-                             });
-        // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
-        std::string name = defaultModelName(safeModelName(title));
-        if (name.empty() || !hexHash) {
-            bad("Refiner", *v);
-        } else {
-            info.settings.refiner.model = std::move(name);
-            info.settings.refiner.hash = hash;
-            found(info, "refiner");
-        }
-    }
-    if (auto v = take("Refiner switch at")) {
-        // Without a refiner the fraction means nothing (and would not be written back): it is ignored.
-        const auto d = parseNumber(*v);
-        if (d && *d > 0 && *d < 1 && info.settings.refiner.enabled()) info.settings.refiner.switchAt = *d;
-        else bad("Refiner switch at", *v);
-    }
+    detail::found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
     readA1111ControlNets(take, info);
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
     // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.
     const bool a1111Version = !info.version.empty() && (info.version[0] == 'v' || info.version[0] == 'f');
-    if (sdcpp) {
+    if (reading.sdcpp) {
         if (rng && *rng != "std_default")
             info.warnings.push_back("the image was made with stable-diffusion.cpp's " + *rng +
                                     " noise (RNG); DiffusionDesk draws noise like torch on the CPU, so the same seed gives a different picture");
@@ -506,6 +547,35 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
 }
 
 } // namespace
+
+std::string writeA1111Parameters(const api::GenerationSettings& s, const A1111WriteOptions& o) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const Key& k : kKeys)
+        if (k.write)
+            if (auto v = k.write(s, o)) kv.emplace_back(k.key, std::move(*v));
+    for (auto& unit : a1111ControlNetParameters(s)) kv.push_back(std::move(unit));  // sd-webui-controlnet's units
+    for (const auto& [k, v] : o.extra) {
+        if (!validKey(k) || k.find('\n') != std::string::npos)
+            throw std::invalid_argument("A1111 parameter key '" + k + "' cannot be read back (letters, digits, ' ', '-', '/' only)");
+        kv.emplace_back(k, v);
+    }
+    if (!o.version.empty()) kv.emplace_back("Version", o.version);
+
+    std::string params;
+    for (const auto& [k, v] : kv) {
+        if (!params.empty()) params += ", ";
+        params += k + ": " + quote(v);
+    }
+    std::string text = s.prompt;
+    // A1111 only knows LoRAs as prompt tags: LoRAs given beside the prompt are written as tags.
+    for (const auto& l : s.loras)
+        if (!l.fromPrompt) text += (text.empty() ? "" : " ") + loraTag(l);
+    if (!s.negativePrompt.empty()) text += "\nNegative prompt: " + s.negativePrompt;
+    text += "\n" + params;
+    const auto first = text.find_first_not_of(" \t\n\r\f\v");
+    return first == std::string::npos ? std::string() : text.substr(first);
+}
+
 
 
 GenerationInfo parseA1111Parameters(std::string_view raw) {
