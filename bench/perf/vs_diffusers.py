@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DiffusionDesk against diffusers on the same machine, model folder, settings and thread count (issue 10).
+"""DiffusionDesk against diffusers on the same machine, model folder, settings and thread count.
 
 Runs A B A B … (A = DiffusionDesk's dd_bench_run, B = diffusers' reference_run.py), each in a fresh process,
 and prints medians and per-pair ratios (A / B, lower is better) for: model load → first step done (measured

@@ -13,7 +13,7 @@
 namespace dd::text {
 namespace {
 
-// diffusers' path, kept exactly as the engine had it (tests/core/test_pipeline.cpp compares it bit for bit).
+// diffusers' path, kept exactly as the engine had it (tests/core/pipeline/test_pipeline.cpp compares it bit for bit).
 CfgConditioning encodeReference(const TextModel& m, std::string_view prompt, const std::optional<std::string>& negative,
                                 int clipSkip) {
     const std::string p(prompt);

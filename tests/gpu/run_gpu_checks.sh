@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU checks (issue 6; docs/gpu-checks.md). On a machine with an NVIDIA GPU, this repository and a Python
+# GPU checks (docs/gpu-checks.md). On a machine with an NVIDIA GPU, this repository and a Python
 # with the pinned torch (CUDA build) and nothing else (no diffusers, no transformers): builds the core and the
 # CLI against that torch, writes full-size random-weight SD 1.5 and SDXL models with dd_random_model from the
 # configs in bench/random-models (no downloads), then for each preset caps this

@@ -1,4 +1,4 @@
-"""Image pairs and their metrics for the compare view (issue 8), computed here with numpy/scipy so the C++
+"""Image pairs and their metrics for the compare view, computed here with numpy/scipy so the C++
 metrics (imaging/compare.cpp, core/compare/pixel_diff.cpp) are checked against an independent implementation.
 
 SSIM: Wang, Bovik, Sheikh, Simoncelli 2004 with their constants: an 11x11 Gaussian window (sigma 1.5),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Random-weight models for memory prediction and benchmarks (issue 5), as diffusers folders.
+"""Random-weight models for memory prediction and benchmarks, as diffusers folders.
 
 Usage: fixtures_memory.py <outdir>
   → <outdir>/models/mid-sd1/: an SD 1.x-shaped model big enough that weights and activations dominate the

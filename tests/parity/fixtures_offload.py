@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fp8 layerwise-storage parity fixtures from diffusers itself (issue 6).
+"""fp8 layerwise-storage parity fixtures from diffusers itself.
 
 Usage: fixtures_offload.py <outdir>   (needs <outdir>/models from fixtures_models.py)
   → <outdir>/offload/{sd1,sdxl}.safetensors: seeded inputs and the tiny UNets' fp32 outputs after

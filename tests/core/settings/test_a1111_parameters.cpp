@@ -87,7 +87,7 @@ const Case kCases[] = {
 
 } // namespace
 
-class TestA1111 : public QObject {
+class TestA1111Parameters : public QObject {
     Q_OBJECT
 private slots:
     void parsesRealWorldShapes() {
@@ -308,5 +308,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestA1111)
-#include "test_a1111.moc"
+QTEST_GUILESS_MAIN(TestA1111Parameters)
+#include "test_a1111_parameters.moc"

@@ -32,7 +32,7 @@ void writeFile(const fs::path& p, const std::string& data) {
 
 } // namespace
 
-class TestTokenizer : public QObject {
+class TestClipTokenizer : public QObject {
     Q_OBJECT
 
 private slots:
@@ -214,5 +214,5 @@ private:
     std::unique_ptr<ClipTokenizer> m_bundledZero;
 };
 
-QTEST_GUILESS_MAIN(TestTokenizer)
-#include "test_tokenizer.moc"
+QTEST_GUILESS_MAIN(TestClipTokenizer)
+#include "test_clip_tokenizer.moc"
