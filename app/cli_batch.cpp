@@ -201,7 +201,7 @@ int Batch::run() {
                 const std::string path = (fs::path(o.out) / names[k]).string();
                 if (fs::exists(path)) continue;  // written before the last kill: keep it
                 queue::removeStaleTemporaries(o.out, names[k]);
-                queue::removeStaleTemporaries(o.out, fs::path(imaging::sidecarPathFor(names[k])).filename().string());
+                queue::removeStaleTemporaries(o.out, fs::path(settings::sidecarPathFor(names[k])).filename().string());
                 const auto sc = imaging::sidecarFor(result, int(k), wall, o.pricePerHour, DD_VERSION);
                 imaging::exportImageAs(path, format, 95, result.images[k], sc, result.modelName);
                 std::cout << path << "\n";

@@ -99,12 +99,7 @@ ExportFormat exportFormatFromName(std::string_view name) {
 }
 
 bool hasImageExtension(const std::string& path) {
-    const std::string ext = std::filesystem::path(path).extension().string();
-    try {
-        return !ext.empty() && (exportFormatFromName(ext), true);
-    } catch (const std::invalid_argument&) {
-        return false;
-    }
+    return settings::imageFormatFromExtension(path) != settings::ImageFormat::Unknown;
 }
 
 const char* extensionOf(ExportFormat f) {
@@ -135,8 +130,6 @@ std::string encodeImage(const api::Image& image, ExportFormat format, const Imag
     return addExifAndXmp(encodeWithOpenCv(image, format, quality), m);
 }
 
-std::string sidecarPathFor(const std::string& imagePath) { return fs::path(imagePath).replace_extension(".json").string(); }
-
 ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const api::Image& image,
                            const settings::Sidecar& sc, const std::string& a1111ModelName, bool sidecar) {
     std::string bytes;
@@ -150,7 +143,7 @@ ExportedFile exportImageAs(const std::string& path, ExportFormat format, int qua
     if (fs::exists(fs::symlink_status(path))) throw queue::FileExistsError(path + ": already exists");
     ExportedFile out{path, ""};
     if (sidecar) {
-        out.sidecar = sidecarPathFor(path);
+        out.sidecar = settings::sidecarPathFor(path);
         queue::writeFileDurably(out.sidecar, settings::writeSidecar(sc), queue::Replace::Allowed);
     }
     queue::writeFileDurably(path, bytes, queue::Replace::Never);
@@ -190,7 +183,7 @@ ExportedFile exportImage(const ExportRequest& req, const api::Image& image, cons
         }
         const std::string path = (fs::path(req.folder) / (name + ext)).string();
         // A sidecar of that name (its image deleted by hand, or being written by another process) blocks it too.
-        if (fs::exists(path) || (req.sidecar && fs::exists(sidecarPathFor(path)))) continue;
+        if (fs::exists(path) || (req.sidecar && fs::exists(settings::sidecarPathFor(path)))) continue;
         try {
             return exportImageAs(path, req.format, req.quality, image, sc, a1111ModelName, req.sidecar);
         } catch (const queue::FileExistsError&) {

@@ -70,8 +70,6 @@ ExportedFile exportImageAs(const std::string& path, ExportFormat format, int qua
 settings::Sidecar sidecarFor(const api::GenerationResult& result, int imageIndex, double wallSeconds,
                              double pricePerHour, const std::string& appVersion);
 
-// "out/cat.png" -> "out/cat.json".
-std::string sidecarPathFor(const std::string& imagePath);
 
 // UTC now as "2025-01-31", "120000" and ISO 8601 "2025-01-31T12:00:00Z".
 struct UtcNow {

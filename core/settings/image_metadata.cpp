@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 namespace dd::settings {
@@ -225,6 +226,17 @@ const char* imageFormatName(ImageFormat f) {
     case ImageFormat::Unknown: break;
     }
     return "unknown";
+}
+
+ImageFormat imageFormatFromExtension(std::string_view path) {
+    const size_t dot = path.find_last_of("./");
+    if (dot == std::string_view::npos || path[dot] != '.') return ImageFormat::Unknown;
+    std::string ext(path.substr(dot + 1));
+    for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == "png") return ImageFormat::Png;
+    if (ext == "jpg" || ext == "jpeg") return ImageFormat::Jpeg;
+    if (ext == "webp") return ImageFormat::Webp;
+    return ImageFormat::Unknown;
 }
 
 ImageFormat detectImageFormat(std::string_view s) {

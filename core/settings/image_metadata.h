@@ -20,6 +20,8 @@ namespace dd::settings {
 enum class ImageFormat { Unknown, Png, Jpeg, Webp };
 const char* imageFormatName(ImageFormat f);  // "png", "jpeg", "webp", "unknown"
 ImageFormat detectImageFormat(std::string_view bytes);
+// From the file name: ".png", ".jpg" / ".jpeg", ".webp" (any case); Unknown for anything else.
+ImageFormat imageFormatFromExtension(std::string_view path);
 
 struct ImageText {
     ImageFormat format = ImageFormat::Unknown;

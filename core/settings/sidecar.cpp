@@ -3,6 +3,7 @@
 #include "core/api/json_value.h"
 #include "core/settings/generation_info_detail.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace dd::settings {
@@ -195,6 +196,10 @@ Sidecar readSidecar(std::string_view text) {
     }
     get(j, "warnings", s.warnings, "");
     return s;
+}
+
+std::string sidecarPathFor(const std::string& imagePath) {
+    return std::filesystem::path(imagePath).replace_extension(".json").string();
 }
 
 } // namespace dd::settings

@@ -65,4 +65,7 @@ std::string writeSidecar(const Sidecar& sidecar, SidecarParts parts = SidecarPar
 // are checked.
 Sidecar readSidecar(std::string_view json);
 
+// Where an image's sidecar lives: "out/cat.png" -> "out/cat.json".
+std::string sidecarPathFor(const std::string& imagePath);
+
 } // namespace dd::settings
