@@ -3,6 +3,7 @@
 // what is finished; images are published atomically without replacing anything; a journal in DIR records every
 // state change (core/queue/job_queue.h). docs/batch.md.
 #include "app/cli_commands.h"
+#include "app/cli_library.h"
 #include "core/pipeline/engine.h"
 #include "core/queue/durable_file.h"
 #include "core/queue/job_queue.h"
@@ -35,6 +36,7 @@ struct BatchOptions {
     int shard = 0, shards = 1, maxInterruptions = 2;
     double pricePerHour = 0;
     bool retryFailed = false;
+    bool library = true;
 };
 
 // What the table cannot check per option: the combination.
@@ -117,6 +119,7 @@ OptionTable Batch::options() {
         .value("--max-interruptions", "N", "a job interrupted this often is marked failed (2)",
                [this](const std::string& v) { o.maxInterruptions = toInt("--max-interruptions", v); })
         .flag("--retry-failed", "run the jobs that failed before again", [this] { o.retryFailed = true; })
+        .flag("--no-library", "do not add the images to the window's image library", [this] { o.library = false; })
         .value("--price-per-hour", "X", "what the machine costs, for the sidecars' cost per image",
                [this](const std::string& v) { o.pricePerHour = toNumber("--price-per-hour", v); });
 }
@@ -197,6 +200,7 @@ int Batch::run() {
             const auto start = std::chrono::steady_clock::now();
             const auto result = engine.generate(s, cancel, nullptr, nullptr, dd::imaging::prepareControlImages(s));
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::vector<std::string> written;
             for (std::size_t k = 0; k < result.images.size() && k < names.size(); ++k) {
                 const std::string path = (fs::path(o.out) / names[k]).string();
                 if (fs::exists(path)) continue;  // written before the last kill: keep it
@@ -205,8 +209,10 @@ int Batch::run() {
                 const auto sc = imaging::sidecarFor(result, int(k), wall, o.pricePerHour, DD_VERSION);
                 imaging::exportImageAs(path, format, 95, result.images[k], sc, result.modelName);
                 std::cout << path << "\n";
+                written.push_back(path);
             }
             q.done(id, names);
+            if (o.library) addToLibrary(written);
             ++made;
         } catch (const std::exception& e) {
             q.fail(id, api::failureMessage(e));

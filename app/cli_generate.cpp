@@ -1,5 +1,6 @@
 // diffusiondesk-cli generate: images with their A1111 parameters and sidecars, through the export code the app uses.
 #include "app/cli_commands.h"
+#include "app/cli_library.h"
 #include "app/cli_control.h"
 
 #include "core/io/model_error.h"
@@ -131,7 +132,7 @@ private:
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
-    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, sizeGiven = false, cfgGiven = false;
+    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
     double pricePerHour = 0;
@@ -189,6 +190,7 @@ OptionTable Generate::options() {
         .choice("--format", {"png", "jpeg", "webp"}, "image format (default: the --out file's, else png)", text(format))
         .value("--quality", "N", "JPEG / WebP quality", whole(quality, "--quality"))
         .flag("--no-sidecar", "write no settings .json beside the image", [this] { sidecar = false; })
+        .flag("--no-library", "do not add the images to the window's image library", [this] { library = false; })
         .value("--price-per-hour", "X", "what the machine costs, for the sidecar's cost per image", number(pricePerHour, "--price-per-hour"))
         .section("memory (docs/memory.md)")
         .choice("--preset", shippedPresetNames(), "the VRAM recipe; warns when the predicted peak exceeds its budget",
@@ -320,6 +322,7 @@ int Generate::run() {
     const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr, controlImages);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+    std::vector<std::string> written;
     for (std::size_t i = 0; i < result.images.size(); ++i) {
         const auto sc = imaging::sidecarFor(result, int(i), wall, pricePerHour, DD_VERSION);
         imaging::ExportedFile f;
@@ -337,7 +340,9 @@ int Generate::run() {
             f = imaging::exportImage(req, result.images[i], sc, result.modelName);
         }
         std::cout << f.image << "\n";
+        written.push_back(f.image);
     }
+    if (library) addToLibrary(written);
     for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
     double steps = 0;
     for (double t : result.timings.stepSeconds) steps += t;

@@ -5,6 +5,7 @@
 #include "core/resources.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
+#include "ui/librarypanel.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/presetdialog.h"
@@ -17,6 +18,7 @@
 #include <QFileInfo>
 #include <QPlainTextEdit>
 #include <QSemaphore>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -67,7 +69,7 @@ bool loadingScreenshot(dd::ui::MainWindow& window, const QString& model, const Q
 // run takes seconds on a CPU; `loadModel` is also shown loading.
 int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& loadModel) {
     QDir().mkpath(dir);
-    window.resize(1280, 860);
+    window.resize(1280, 800);
     window.show();
     auto* panel = window.promptPanel();
     for (int i = 0; i < 600 && window.modelPicker()->loading(); ++i) wait(100);
@@ -115,6 +117,10 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     done.exec();
     wait(300);
     ok = save(&window, dir, "generation.png") && ok;
+    // The library after the two runs, searched by a word of their prompt.
+    window.libraryPanel()->searchBox()->setText(QString::fromStdString(s.prompt).section(' ', 2, 2));
+    wait(800);
+    ok = save(&window, dir, "library.png") && ok;
     return ok ? 0 : 1;
 }
 
@@ -142,7 +148,8 @@ int main(int argc, char** argv) {
     QTemporaryDir scratch;
     if (parser.isSet(screenshot)) {
         QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scratch.path());
-        qputenv("XDG_DATA_HOME", scratch.path().toUtf8());  // the queue's journal too
+        qputenv("XDG_DATA_HOME", scratch.path().toUtf8());  // the queue's journal and the library too
+        QSettings().setValue("saving/outputFolder", scratch.filePath("output"));
     }
 
     const QStringList args = parser.positionalArguments();

@@ -86,7 +86,9 @@ function(dd_add_test name)
     add_dependencies(dd_pure_tests ${program})
   endif()
   add_test(NAME ${name} COMMAND ${command})
-  set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" ENVIRONMENT "QT_QPA_PLATFORM=offscreen;OMP_WAIT_POLICY=PASSIVE")
+  # XDG_DATA_HOME: what the CLI adds to the image library goes to the build folder, never the user's library.
+  set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}"
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;OMP_WAIT_POLICY=PASSIVE;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-data")
   if(name IN_LIST dd_long_tests)
     set_tests_properties(${name} PROPERTIES COST 100)
   endif()

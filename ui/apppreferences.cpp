@@ -1,14 +1,32 @@
 #include "ui/apppreferences.h"
 
+#include <QDate>
+#include <QDir>
 #include <QSettings>
+#include <QStandardPaths>
 
 #include <algorithm>
 
 namespace dd::ui {
 
+QString AppPreferences::defaultOutputFolder() {
+    QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+    if (pictures.isEmpty()) pictures = QDir::homePath() + QStringLiteral("/Pictures");
+    return pictures + QStringLiteral("/DiffusionDesk");
+}
+
+QString AppPreferences::todaysFolder() const {
+    return QDir(outputFolder).filePath(QDate::currentDate().toString(Qt::ISODate));
+}
+
 AppPreferences AppPreferences::load() {
     QSettings q;
     AppPreferences p;
+    p.autosave = q.value("saving/autosave", true).toBool();
+    p.outputFolder = q.value("saving/outputFolder", defaultOutputFolder()).toString();
+    p.nameTemplate = q.value("saving/nameTemplate", QString::fromLatin1(kDayFolderNameTemplate)).toString();
+    p.format = q.value("saving/format", p.format).toString();
+    p.quality = std::clamp(q.value("saving/quality", p.quality).toInt(), 1, 100);
     p.taesdPreviews = q.value("previews/taesd", true).toBool();
     p.taesdFolder = q.value("previews/taesdFolder").toString();
     p.modelFolders = q.value("models/folders").toStringList();
@@ -18,6 +36,11 @@ AppPreferences AppPreferences::load() {
 
 void AppPreferences::save() const {
     QSettings q;
+    q.setValue("saving/autosave", autosave);
+    q.setValue("saving/outputFolder", outputFolder);
+    q.setValue("saving/nameTemplate", nameTemplate);
+    q.setValue("saving/format", format);
+    q.setValue("saving/quality", quality);
     q.setValue("previews/taesd", taesdPreviews);
     q.setValue("previews/taesdFolder", taesdFolder);
     q.setValue("models/folders", modelFolders);

@@ -6,6 +6,8 @@
 #include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
+#include "ui/librarypanel.h"
+#include "ui/libraryservice.h"
 #include "ui/modelpicker.h"
 #include "ui/peakprediction.h"
 #include "ui/preferencesdialog.h"
@@ -23,9 +25,9 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QShortcut>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -66,6 +68,10 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     auto* presetButton = button("presetButton", tr("Presets…"), this);
     m_generate = button("generate", tr("Generate"), this);
     m_generate->setDefault(true);
+    m_generate->setMinimumHeight(34);
+    QFont bold = m_generate->font();
+    bold.setBold(true);
+    m_generate->setFont(bold);
     m_generate->setToolTip(tr("Ctrl+Enter"));
     m_cancel = button("cancel", tr("Cancel"), this);
     m_cancel->setToolTip(tr("Esc"));
@@ -85,33 +91,62 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_generate, 1);
     buttons->addWidget(m_cancel);
-    auto* leftWidget = new QWidget(this);
-    auto* left = new QVBoxLayout(leftWidget);
-    left->addWidget(m_picker);
-    left->addWidget(m_modelBanner);
-    left->addWidget(m_restoreNotice);
-    left->addWidget(m_panel);
-    left->addWidget(m_controlNet);
-    left->addLayout(buttons);
-    left->addWidget(m_progress);
-    left->addWidget(m_eta);
-    left->addLayout(presetRow);
+    // The left column: the settings scroll (vertically only); what every run needs to see stays below them,
+    // never scrolled away: Generate / Cancel, progress and ETA, the preset, the predicted peak and the gauge.
+    auto* settingsWidget = new QWidget(this);
+    auto* settingsLayout = new QVBoxLayout(settingsWidget);
+    settingsLayout->addWidget(m_picker);
+    settingsLayout->addWidget(m_modelBanner);
+    settingsLayout->addWidget(m_restoreNotice);
+    settingsLayout->addWidget(m_panel);
+    settingsLayout->addWidget(m_controlNet);
+    settingsLayout->addStretch();
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName("settingsScroll");
+    scroll->setWidget(settingsWidget);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(settingsWidget->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    auto* runBox = new QWidget(this);
+    runBox->setObjectName("runBox");
+    auto* run = new QVBoxLayout(runBox);
+    run->setContentsMargins(9, 4, 9, 4);
+    run->addLayout(buttons);
+    run->addWidget(m_progress);
+    run->addWidget(m_eta);
+    run->addLayout(presetRow);
     auto* predicted = new QLabel(this);
     predicted->setObjectName("predictedPeak");
-    left->addWidget(predicted);
-    left->addWidget(m_gauge);
-    left->addWidget(m_previewLabel);
-    left->addStretch();
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidget(leftWidget);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(380);
-    auto* splitter = new QSplitter(this);
-    splitter->setObjectName("mainSplitter");
-    splitter->addWidget(scroll);
-    splitter->addWidget(m_preview);
-    splitter->setStretchFactor(1, 1);
-    setCentralWidget(splitter);
+    run->addWidget(predicted);
+    run->addWidget(m_gauge);
+    run->addWidget(m_previewLabel);
+    auto* leftColumn = new QWidget(this);
+    auto* left = new QVBoxLayout(leftColumn);
+    left->setContentsMargins(0, 0, 0, 0);
+    left->setSpacing(0);
+    left->addWidget(scroll, 1);
+    left->addWidget(runBox);
+    // The settings column spans the window's height; the library, the queue and this session's strip share one
+    // tabbed area under the picture.
+    auto* settingsDock = new QDockWidget(tr("Settings"), this);
+    settingsDock->setObjectName("settingsDock");
+    settingsDock->setWidget(leftColumn);
+    settingsDock->setTitleBarWidget(new QWidget(settingsDock));
+    settingsDock->setFeatures(QDockWidget::NoDockWidgetFeatures);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    addDockWidget(Qt::LeftDockWidgetArea, settingsDock);
+    setCentralWidget(m_preview);
+    QDockWidget* libraryDock = buildLibrary();
+    addDockWidget(Qt::BottomDockWidgetArea, libraryDock);
+    auto* queueDock = new QDockWidget(tr("Queue"), this);
+    queueDock->setObjectName("queueDock");
+    m_queueView = new QueueView(this);
+    queueDock->setWidget(m_queueView);
+    queueDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::BottomDockWidgetArea, queueDock);
+    tabifyDockWidget(libraryDock, queueDock);
     auto* dock = new QDockWidget(tr("This session"), this);
     dock->setObjectName("galleryDock");
     m_compareButton = button("compareSelected", tr("Compare selected"), this);
@@ -125,13 +160,11 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     dock->setWidget(galleryBox);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::BottomDockWidgetArea, dock);
-    auto* queueDock = new QDockWidget(tr("Queue"), this);
-    queueDock->setObjectName("queueDock");
-    m_queueView = new QueueView(this);
-    queueDock->setWidget(m_queueView);
-    queueDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    addDockWidget(Qt::BottomDockWidgetArea, queueDock);
+    tabifyDockWidget(queueDock, dock);
+    libraryDock->raise();
+    resizeDocks({libraryDock}, {230}, Qt::Vertical);
     statusBar()->addPermanentWidget(m_costLabel);
+    m_costLabel->setVisible(m_price.enabled);
 
     m_engine = new EngineThread(this);
     auto* worker = m_engine->worker();
@@ -222,8 +255,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     });
     connect(m_queueView, &QueueView::removeRequested, this, &MainWindow::removeRequested);
     QMetaObject::invokeMethod(service, &QueueService::open, Qt::QueuedConnection);
-    m_engine->start();  // every connection to the two workers is made: now their threads
+    m_engine->start();  // every connection to the workers is made: now their threads
     m_queue->start();
+    m_libraryThread->start();
 
     setAcceptDrops(true);
     for (auto key : {Qt::Key_Return, Qt::Key_Enter})
@@ -257,6 +291,7 @@ MainWindow::~MainWindow() {
     // next never share a moment with a live worker; children would otherwise go in creation order, widgets first.
     delete m_engine;
     delete m_queue;
+    delete m_libraryThread;  // after the engine: a save the last run posted is written first
 }
 
 EngineWorker* MainWindow::worker() const { return m_engine->worker(); }
@@ -267,9 +302,15 @@ void MainWindow::buildMenus() {
     file->addAction(tr("Open model &file…"), m_picker, &ModelPicker::openFile);
     file->addAction(tr("Open &settings from image…"), this, &MainWindow::openSettingsFile);
     file->addSeparator();
+    file->addAction(tr("Save image &as…"), QKeySequence::Save, this, &MainWindow::saveImageAs);
+    file->addAction(tr("Show in f&older"), this, &MainWindow::showInFolder);
+    file->addSeparator();
     file->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Copy image"), QKeySequence::Copy, this, &MainWindow::copyImage);
+    edit->addAction(tr("Copy &parameters"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, &MainWindow::copyParameters);
     auto* run = menuBar()->addMenu(tr("&Generate"));
     run->addAction(tr("&Generate\tCtrl+Enter"), this, &MainWindow::startGeneration);
     run->addAction(tr("&Cancel\tEsc"), this, &MainWindow::cancel);
@@ -357,13 +398,15 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
     const int n = std::max<int>(1, int(result.images.size()));
     const QString cost = formatUsd(m_price.costUsd(total) / n);
     m_costLabel->setText(tr("%1 per image (%2)").arg(cost, m_price.describe()));
+    m_costLabel->setVisible(m_price.enabled);
     m_lastRunSettings = result.settings;
     updatePrediction();  // the next run with the same text skips the encoders
     const QString encode = result.textEncodeCached ? tr("cached") : seconds(t.encodeSeconds);
-    QString message = tr("%1: load %2 · encode %3 · %4 steps %5 · decode %6 · %7 per image")
+    QString message = tr("%1: load %2 · encode %3 · %4 steps %5 · decode %6")
                           .arg(QString::fromStdString(result.modelName), seconds(t.loadSeconds), encode)
                           .arg(t.stepSeconds.size())
-                          .arg(seconds(steps), seconds(t.decodeSeconds), cost);
+                          .arg(seconds(steps), seconds(t.decodeSeconds));
+    if (m_price.enabled) message += tr(" · %1 per image").arg(cost);
     for (const auto& w : result.warnings) message += QStringLiteral(" · ⚠ ") + QString::fromStdString(w);
     statusBar()->showMessage(message);
     m_eta->setText(tr("done in %1 (previews: %2 of %3 steps, %4 % of step time)")
@@ -372,7 +415,7 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
                        .arg(stats.steps)
                        .arg(100 * stats.costFraction(), 0, 'f', 1));
 
-    if (!m_currentJob.isEmpty()) emit jobDone(m_currentJob, {});  // images stay in the session's gallery
+    keepResult(result, total);
     m_currentJob.clear();
     if (m_ab->running()) return;  // the A/B runner starts B or finishes the pair
     setRunning(false);

@@ -1,6 +1,7 @@
 #pragma once
 // The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
-// this session's gallery, the generation queue, and a status bar with per-stage times and the cost per image. All
+// the image library (every saved image; autosave runs on the library's thread), this session's gallery, the
+// generation queue, and a status bar with per-stage times and the cost per image. All
 // engine work goes to the EngineWorker thread through queued signals; the queue's journal lives on its own thread
 // (QueueService). Generate adds jobs to the queue and runs it; a job that was running when the app died comes
 // back interrupted and waits for Retry; pending jobs wait for Run queue.
@@ -19,6 +20,7 @@
 #include <optional>
 #include <set>
 
+class QDockWidget;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -30,6 +32,9 @@ class ABRunner;
 class CompareView;
 class EngineThread;
 class Gallery;
+class LibraryPanel;
+class LibraryThread;
+struct LibraryItem;
 class ModelPicker;
 class PreviewView;
 class ControlNetPanel;
@@ -57,6 +62,10 @@ public:
     PreviewView* previewView() const { return m_preview; }
     VramGauge* gauge() const { return m_gauge; }
     Gallery* gallery() const { return m_gallery; }
+    LibraryPanel* libraryPanel() const { return m_library; }
+    // The saved file of the image on the canvas ("" when it is not saved: autosave off, or not yet written).
+    QString shownImageFile() const { return m_shownImageFile; }
+    const AppPreferences& preferences() const { return m_prefs; }
     ModelPicker* modelPicker() const { return m_picker; }
     QueueView* queueView() const { return m_queueView; }
     const QList<JobRow>& jobs() const { return m_jobs; }
@@ -88,6 +97,12 @@ public slots:
     bool restoreFromFile(const QString& path);
     void openSettingsFile();
     void runQueue();  // runs the pending jobs one after the other
+    // The image on the canvas: a copy elsewhere (metadata and sidecar too), the clipboard, its folder.
+    void saveImageAs();
+    void copyImage();
+    void copyParameters();
+    void showInFolder();
+    void compareFiles(const QString& pathA, const QString& pathB);
 
 signals:
     void generateRequested(const dd::api::GenerationSettings& settings);
@@ -102,6 +117,7 @@ signals:
     void removeRequested(const QString& id);
     void memorySampleRequested();
     void runFinished();  // after the last image of a Generate click (or a failure / cancel)
+    void imagesSaved(const QStringList& files);  // a finished run's images and sidecars, on disk and indexed
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -111,6 +127,10 @@ protected:
 private:
     void startAbPair(const std::function<compare::AbPair(const api::GenerationSettings&)>& makePair);
     void buildMenus();
+    QDockWidget* buildLibrary();
+    void keepResult(const api::GenerationResult& result, double wallSeconds);
+    void showLibraryImage(const LibraryItem& item);
+    void useFromFile(const QString& path, bool promptOnly);
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
     void launch(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
@@ -148,6 +168,9 @@ private:
     QLabel* m_previewLabel;
     QueueView* m_queueView;
     QueueThread* m_queue;
+    LibraryPanel* m_library;
+    LibraryThread* m_libraryThread;
+    QString m_shownImageFile;
     ABRunner* m_ab;
     QWidget* m_compareWindow = nullptr;
     CompareView* m_compareView = nullptr;
@@ -162,6 +185,8 @@ private:
     int m_enqueuesInFlight = 0;         // sent to the queue thread, not yet in m_jobs
     QString m_currentJob;               // the queue job the current run belongs to ("" for A/B runs)
     std::set<QString> m_launchedJobs;   // never launch a job twice from a stale snapshot
+    std::set<QString> m_leftoverJobs;   // pending when the app started: run only by Run queue
+    bool m_sawFirstSnapshot = false;
     PreviewStats m_lastPreviewStats;
     std::optional<api::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
     bool m_running = false;

@@ -39,6 +39,7 @@ void MainWindow::startGeneration() {
 }
 
 void MainWindow::runQueue() {
+    m_leftoverJobs.clear();  // the user asked for them
     m_cancelRequested = false;
     m_queueActive = true;
     updateButtons();
@@ -51,6 +52,15 @@ void MainWindow::stopQueue() {
 }
 
 void MainWindow::onJobsChanged(const QList<JobRow>& jobs) {
+    // Jobs still pending from the last session wait for Run queue: a new Generate never runs them first.
+    if (!m_sawFirstSnapshot) {
+        m_sawFirstSnapshot = true;
+        for (const auto& j : jobs)
+            if (j.state == QLatin1String("pending")) m_leftoverJobs.insert(j.id);
+        if (!m_leftoverJobs.empty())
+            statusBar()->showMessage(tr("%n job(s) left from the last session wait in the queue: Run queue to run "
+                                        "them, or remove them.", nullptr, int(m_leftoverJobs.size())));
+    }
     m_jobs = jobs;
     m_queueView->setJobs(jobs);
     runNextJob();
@@ -61,7 +71,7 @@ void MainWindow::onJobsChanged(const QList<JobRow>& jobs) {
 void MainWindow::runNextJob() {
     if (!m_queueActive || m_running || m_picker->loading() || m_ab->running()) return;
     for (const auto& job : m_jobs) {
-        if (job.state != QLatin1String("pending") || m_launchedJobs.count(job.id)) continue;
+        if (job.state != QLatin1String("pending") || m_launchedJobs.count(job.id) || m_leftoverJobs.count(job.id)) continue;
         m_launchedJobs.insert(job.id);
         api::GenerationSettings s;
         try {

@@ -13,7 +13,6 @@
 #include <QCloseEvent>
 #include <QLabel>
 #include <QSettings>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QTableWidget>
 
@@ -81,6 +80,7 @@ void MainWindow::openPreferences() {
     m_price = dialog.price();
     m_price.save();
     m_costLabel->setText(tr("price: %1").arg(m_price.describe()));
+    m_costLabel->setVisible(m_price.enabled);
     m_prefs = dialog.preferences();
     m_prefs.save();
     applyPreferences();
@@ -94,7 +94,6 @@ void MainWindow::restoreState() {
     QSettings q;
     restoreGeometry(q.value("window/geometry").toByteArray());
     QMainWindow::restoreState(q.value("window/state").toByteArray());
-    if (auto* splitter = findChild<QSplitter*>("mainSplitter")) splitter->restoreState(q.value("window/splitter").toByteArray());
     try {
         const QString last = q.value("lastSettings").toString();
         if (!last.isEmpty()) m_panel->setSettings(nlohmann::json::parse(last.toStdString()).get<api::GenerationSettings>());
@@ -122,7 +121,6 @@ void MainWindow::saveState() const {
     QSettings q;
     q.setValue("window/geometry", saveGeometry());
     q.setValue("window/state", QMainWindow::saveState());
-    if (auto* splitter = findChild<QSplitter*>("mainSplitter")) q.setValue("window/splitter", splitter->saveState());
     q.setValue("lastSettings", QString::fromStdString(nlohmann::json(m_panel->settings()).dump()));
 }
 

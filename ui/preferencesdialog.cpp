@@ -2,7 +2,10 @@
 
 #include "ui/dialoghooks.h"
 
+#include "core/settings/file_name_template.h"
+
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -34,6 +37,47 @@ QDoubleSpinBox* number(const char* name, double lo, double hi, int decimals, dou
 PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPreferences& prefs, QWidget* parent) : QDialog(parent) {
     setObjectName("preferencesDialog");
     setWindowTitle(tr("Preferences"));
+    m_autosave = new QCheckBox(tr("Save every finished image, with its settings"), this);
+    m_autosave->setObjectName("autosave");
+    m_autosave->setChecked(prefs.autosave);
+    m_outputFolder = new QLineEdit(prefs.outputFolder, this);
+    m_outputFolder->setObjectName("outputFolder");
+    auto* browseOutput = new QToolButton(this);
+    browseOutput->setText(tr("…"));
+    connect(browseOutput, &QToolButton::clicked, this, [this] {
+        const QString dir = chooseOpenPath(this, tr("Output folder"), {}, true);
+        if (!dir.isEmpty()) m_outputFolder->setText(dir);
+    });
+    auto* outputRow = new QHBoxLayout;
+    outputRow->addWidget(m_outputFolder, 1);
+    outputRow->addWidget(browseOutput);
+    m_nameTemplate = new QLineEdit(prefs.nameTemplate, this);
+    m_nameTemplate->setObjectName("nameTemplate");
+    m_nameTemplate->setToolTip(tr("As the command line's --name: {counter:05} {seed} {prompt:6} {model} {sampler} {steps} "
+                                  "{width} {height} {index} {date} {time}"));
+    m_format = new QComboBox(this);
+    m_format->setObjectName("imageFormat");
+    m_format->addItem(tr("PNG (lossless)"), QStringLiteral("png"));
+    m_format->addItem(tr("JPEG"), QStringLiteral("jpg"));
+    m_format->addItem(tr("WebP"), QStringLiteral("webp"));
+    m_format->setCurrentIndex(std::max(0, m_format->findData(prefs.format)));
+    m_quality = new QSpinBox(this);
+    m_quality->setObjectName("imageQuality");
+    m_quality->setRange(1, 100);
+    m_quality->setValue(prefs.quality);
+    m_quality->setToolTip(tr("JPEG and WebP (WebP 100 is lossless)"));
+    auto syncFormat = [this] { m_quality->setEnabled(m_format->currentData().toString() != QLatin1String("png")); };
+    connect(m_format, &QComboBox::currentIndexChanged, this, syncFormat);
+    syncFormat();
+    auto* saving = new QGroupBox(tr("Saving"), this);
+    auto* savingForm = new QFormLayout(saving);
+    savingForm->addRow(m_autosave);
+    savingForm->addRow(tr("Output folder"), outputRow);
+    savingForm->addRow(new QLabel(tr("Each day's images go into a sub-folder named by the date."), saving));
+    savingForm->addRow(tr("File names"), m_nameTemplate);
+    savingForm->addRow(tr("Format"), m_format);
+    savingForm->addRow(tr("Quality"), m_quality);
+
     m_cloud = new QRadioButton(tr("Cloud GPU, billed per hour"), this);
     m_cloud->setObjectName("priceCloud");
     m_local = new QRadioButton(tr("Local GPU, electricity"), this);
@@ -50,7 +94,11 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     connect(m_cloud, &QRadioButton::toggled, this, sync);
     sync();
 
-    auto* group = new QGroupBox(tr("Cost per image"), this);
+    auto* group = new QGroupBox(tr("Show the cost per image (status bar and sidecars)"), this);
+    group->setObjectName("costPerImage");
+    group->setCheckable(true);
+    group->setChecked(price.enabled);
+    m_costGroup = group;
     auto* form = new QFormLayout(group);
     form->addRow(m_cloud);
     form->addRow(tr("Price"), m_usdPerHour);
@@ -103,18 +151,31 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     engineForm->addRow(tr("CPU threads"), m_threads);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    // A template that cannot name a file is refused here, not at the first autosave.
+    connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+        try {
+            settings::expandFileName(m_nameTemplate->text().trimmed().toStdString(), {});
+        } catch (const std::invalid_argument& e) {
+            m_nameTemplate->setFocus();
+            m_nameTemplate->setToolTip(QString::fromStdString(e.what()));
+            m_nameTemplate->setStyleSheet(QStringLiteral("border: 1px solid #b00"));
+            return;
+        }
+        accept();
+    });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(group);
+    layout->addWidget(saving);
     layout->addWidget(previews);
     layout->addWidget(models);
     layout->addWidget(engine);
+    layout->addWidget(group);
     layout->addWidget(buttons);
 }
 
 PriceProfile PreferencesDialog::price() const {
     PriceProfile p;
+    p.enabled = m_costGroup->isChecked();
     p.mode = m_cloud->isChecked() ? PriceProfile::Mode::Cloud : PriceProfile::Mode::Local;
     p.usdPerHour = m_usdPerHour->value();
     p.watts = m_watts->value();
@@ -124,6 +185,13 @@ PriceProfile PreferencesDialog::price() const {
 
 AppPreferences PreferencesDialog::preferences() const {
     AppPreferences p;
+    p.autosave = m_autosave->isChecked();
+    p.outputFolder = m_outputFolder->text().trimmed();
+    if (p.outputFolder.isEmpty()) p.outputFolder = AppPreferences::defaultOutputFolder();
+    p.nameTemplate = m_nameTemplate->text().trimmed();
+    if (p.nameTemplate.isEmpty()) p.nameTemplate = QString::fromLatin1(kDayFolderNameTemplate);
+    p.format = m_format->currentData().toString();
+    p.quality = m_quality->value();
     p.taesdPreviews = m_taesd->isChecked();
     p.taesdFolder = m_taesdFolder->text().trimmed();
     for (const QString& line : m_modelFolders->toPlainText().split('\n'))

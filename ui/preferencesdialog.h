@@ -1,11 +1,14 @@
 #pragma once
-// Preferences: the price profile used for the cost per image, TAESD previews, model folders.
+// Preferences: where images are saved, TAESD previews, model folders, threads, the price profile used for the
+// (opt-in) cost per image.
 #include "ui/apppreferences.h"
 #include "ui/pricing.h"
 
 #include <QDialog>
 
 class QCheckBox;
+class QComboBox;
+class QGroupBox;
 class QDoubleSpinBox;
 class QLineEdit;
 class QPlainTextEdit;
@@ -22,6 +25,12 @@ public:
     AppPreferences preferences() const;
 
 private:
+    QCheckBox* m_autosave;
+    QLineEdit* m_outputFolder;
+    QLineEdit* m_nameTemplate;
+    QComboBox* m_format;
+    QSpinBox* m_quality;
+    QGroupBox* m_costGroup;
     QRadioButton* m_cloud;
     QRadioButton* m_local;
     QDoubleSpinBox* m_usdPerHour;

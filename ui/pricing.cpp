@@ -8,6 +8,7 @@
 namespace dd::ui {
 
 double PriceProfile::usdPerSecond() const {
+    if (!enabled) return 0;
     if (mode == Mode::Cloud) return usdPerHour / 3600.0;
     return watts / 1000.0 * usdPerKwh / 3600.0;
 }
@@ -20,6 +21,7 @@ QString PriceProfile::describe() const {
 PriceProfile PriceProfile::load() {
     QSettings s;
     PriceProfile p;
+    p.enabled = s.value("price/enabled", false).toBool();
     p.mode = s.value("price/mode", "cloud").toString() == QLatin1String("local") ? Mode::Local : Mode::Cloud;
     p.usdPerHour = s.value("price/usdPerHour", p.usdPerHour).toDouble();
     p.watts = s.value("price/watts", p.watts).toDouble();
@@ -29,6 +31,7 @@ PriceProfile PriceProfile::load() {
 
 void PriceProfile::save() const {
     QSettings s;
+    s.setValue("price/enabled", enabled);
     s.setValue("price/mode", mode == Mode::Local ? "local" : "cloud");
     s.setValue("price/usdPerHour", usdPerHour);
     s.setValue("price/watts", watts);

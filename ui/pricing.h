@@ -7,12 +7,13 @@ namespace dd::ui {
 
 struct PriceProfile {
     enum class Mode { Cloud, Local };
+    bool enabled = false;      // opt-in: off, no cost is shown or written into sidecars
     Mode mode = Mode::Cloud;
     double usdPerHour = 2.0;   // cloud: the instance's price
     double watts = 200;        // local: the GPU's draw while generating
     double usdPerKwh = 0.20;   // local: electricity
 
-    double usdPerSecond() const;
+    double usdPerSecond() const;  // 0 when not enabled
     double costUsd(double seconds) const { return seconds * usdPerSecond(); }
     QString describe() const;  // "cloud 2.00 USD/h", "local 200 W × 0.20 USD/kWh"
 

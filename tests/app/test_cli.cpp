@@ -1,4 +1,6 @@
 // diffusiondesk-cli as a user runs it: a report on good input, one clear line and a non-zero exit on bad.
+#include "core/library/library.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -215,6 +217,29 @@ private slots:
             QVERIFY(png.contains("a (red:1.2) apple\nSteps: 2, Sampler: Euler a"));
             QVERIFY(png.contains(name == "demo-1.png" ? "Seed: 5," : "Seed: 6,"));  // image i uses seed + i
         }
+    }
+
+    // What the CLI writes joins the window's image library (with thumbnails), unless --no-library.
+    void generatedImagesJoinTheLibrary() {
+        QTemporaryDir dir;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_DATA_HOME", dir.filePath("data"));
+        const QStringList common{"generate", "--model", "demo:tiny-sd1", "--steps", "1", "--size", "32x32", "--out", dir.path()};
+        Run r = cli(common + QStringList{"--prompt", "a quiet harbour at dawn"}, env);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(common + QStringList{"--prompt", "a busy harbour at noon", "--no-library"}, env);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const std::string db = dir.filePath("data/DiffusionDesk/DiffusionDesk/library.db").toStdString();
+        QVERIFY2(QFile::exists(QString::fromStdString(db)), db.c_str());
+        dd::library::Library lib(db);
+        dd::library::Query harbour;
+        harbour.text = "harbour";
+        const auto found = lib.ids(harbour);
+        QCOMPARE(found.size(), size_t(1));
+        const auto e = lib.byId(found[0]);
+        QCOMPARE(QFileInfo(QString::fromStdString(e->path)).absolutePath(), QFileInfo(dir.path()).canonicalFilePath());
+        QCOMPARE(e->prompt, std::string("a quiet harbour at dawn"));
+        QVERIFY(!lib.thumbnail(found[0]).empty());
     }
 
     // A single file's scheduler settings set from the command line reach the PNG text and the sidecar.

@@ -19,6 +19,7 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QGroupBox>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -88,6 +89,8 @@ private slots:
     void init() {
         QSettings().clear();
         QFile::remove(MainWindow::queueFile());
+        // Finished images are saved: into the test's folder, never the user's Pictures.
+        QSettings().setValue("saving/outputFolder", m_config.filePath("output"));
     }
 
     void demoGeneratesAnImage() {
@@ -115,7 +118,7 @@ private slots:
         QCOMPARE(w.lastPreviewStats().previews, 4);
         QCOMPARE(w.findChild<QProgressBar*>("progress")->value(), 4);
         QVERIFY(w.statusBar()->currentMessage().contains("demo"));
-        QVERIFY(w.statusBar()->currentMessage().contains("USD"));
+        QVERIFY(!w.statusBar()->currentMessage().contains("USD"));  // the cost is opt-in
         QCOMPARE(w.gallery()->count(), 1);
         QCOMPARE(w.gallery()->entry(0).settings.prompt, std::string("a red apple"));
     }
@@ -270,7 +273,10 @@ private slots:
 
     void preferencesChangeTheCost() {
         MainWindow w({});
+        QVERIFY(!dd::ui::PriceProfile::load().enabled);  // opt-in
+        QVERIFY(w.findChild<QLabel*>("costLabel")->isHidden());
         dd::ui::setDialogHandler([](QDialog* d) {
+            d->findChild<QGroupBox*>("costPerImage")->setChecked(true);
             d->findChild<QRadioButton*>("priceLocal")->setChecked(true);
             d->findChild<QDoubleSpinBox*>("watts")->setValue(200);
             d->findChild<QDoubleSpinBox*>("usdPerKwh")->setValue(0.2);
@@ -283,6 +289,7 @@ private slots:
         // Seed 000: 200 W at 0.20 USD/kWh is 0.04 USD per hour.
         QVERIFY(qAbs(price.usdPerSecond() * 3600 - 0.04) < 1e-12);
         QVERIFY(w.findChild<QLabel*>("costLabel")->text().contains("200 W"));
+        QVERIFY(!w.findChild<QLabel*>("costLabel")->isHidden());
     }
 
     void layoutAndSettingsPersist() {

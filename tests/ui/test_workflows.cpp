@@ -104,6 +104,8 @@ private slots:
     void init() {
         QSettings().clear();
         QFile::remove(MainWindow::queueFile());
+        // Finished images are saved: into the test's folder, never the user's Pictures.
+        QSettings().setValue("saving/outputFolder", m_config.filePath("output"));
     }
 
     void loadsAModelWithProgress() {
@@ -285,7 +287,8 @@ private slots:
     }
 
     // Generate enqueues; the app "dies" during the first job; at restart that job is interrupted and not re-run,
-    // the others are still pending and wait for Run queue; Remove takes one out, for good.
+    // the others are still pending and wait for Run queue (a new Generate runs only its own job); Remove takes one
+    // out, for good.
     void queueSurvivesARestart() {
         auto* first = new MainWindow({});
         QTRY_VERIFY(!first->modelPicker()->loading());
@@ -309,19 +312,27 @@ private slots:
             QTest::qWait(300);
             QVERIFY(!second.isRunning());  // nothing runs by itself
             QCOMPARE(second.gallery()->count(), 0);
+            // A new Generate runs its own job; the leftovers still wait.
+            setSmall(second, 2);
+            QTest::mouseClick(second.findChild<QPushButton*>("generate"), Qt::LeftButton);
+            QVERIFY(waitIdle(second));
+            QTRY_COMPARE(stateOf(second, "job-4"), QString("done"));
+            QCOMPARE(stateOf(second, "job-2"), QString("pending"));
+            QCOMPARE(stateOf(second, "job-3"), QString("pending"));
+            QCOMPARE(second.gallery()->count(), 1);
             second.queueView()->select("job-3");
             QTest::mouseClick(second.findChild<QPushButton*>("removeJob"), Qt::LeftButton);
-            QTRY_COMPARE(second.jobs().size(), qsizetype(2));
+            QTRY_COMPARE(second.jobs().size(), qsizetype(3));
             QTest::mouseClick(second.findChild<QPushButton*>("runQueue"), Qt::LeftButton);
             QVERIFY(second.isRunning());
             QVERIFY(waitIdle(second));
             QTRY_COMPARE(stateOf(second, "job-2"), QString("done"));
             QCOMPARE(stateOf(second, "job-1"), QString("interrupted"));  // only Retry runs it again
-            QCOMPARE(second.gallery()->count(), 1);
-            QCOMPARE(second.gallery()->entry(0).settings.steps, 30);
+            QCOMPARE(second.gallery()->count(), 2);
+            QCOMPARE(second.gallery()->entry(1).settings.steps, 30);  // entries in the order they were made
         }
         MainWindow third({});
-        QTRY_COMPARE(third.jobs().size(), qsizetype(2));
+        QTRY_COMPARE(third.jobs().size(), qsizetype(3));
         QCOMPARE(stateOf(third, "job-1"), QString("interrupted"));
         QCOMPARE(stateOf(third, "job-2"), QString("done"));
     }

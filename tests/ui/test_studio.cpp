@@ -1,0 +1,199 @@
+// Keeping, finding and reusing images, end to end in the window (offscreen, built-in demo model): Generate saves
+// the PNG with its A1111 text and its sidecar into today's folder; after a restart the library holds it and finds
+// it by a word of its prompt; "Use settings" on it makes the same picture again, byte for byte; Delete moves it
+// to the trash and out of the library; a damaged index is rebuilt from the folder on the next start.
+#include "core/settings/restore.h"
+#include "core/settings/sidecar.h"
+#include "ui/apppreferences.h"
+#include "ui/dialoghooks.h"
+#include "ui/librarypanel.h"
+#include "ui/libraryservice.h"
+#include "ui/mainwindow.h"
+#include "ui/modelpicker.h"
+#include "ui/promptpanel.h"
+
+#include <QDialog>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QLineEdit>
+#include <QListView>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTextEdit>
+
+#include <QtTest>
+
+#include <fstream>
+#include <sstream>
+
+using dd::ui::MainWindow;
+
+namespace {
+
+const QString kDemo = QStringLiteral("demo:tiny-sd1");
+constexpr const char* kPrompt = "a lighthouse keeper reading by candlelight";
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Generate with the window's settings; returns the saved files (image, sidecar) once they are written.
+QStringList generateAndSave(MainWindow& w) {
+    QSignalSpy saved(&w, &MainWindow::imagesSaved);
+    QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
+    if (!saved.wait(120000)) return {};
+    return saved.at(0).at(0).toStringList();
+}
+
+void setUp(MainWindow& w) {
+    w.findChild<QSpinBox*>("steps")->setValue(2);
+    w.findChild<QSpinBox*>("width")->setValue(64);
+    w.findChild<QSpinBox*>("height")->setValue(64);
+    w.findChild<QSpinBox*>("batchSize")->setValue(1);
+    w.findChild<QSpinBox*>("batchCount")->setValue(1);
+    auto s = w.promptPanel()->settings();
+    s.prompt = kPrompt;
+    s.seed = 4242;
+    w.promptPanel()->setSettings(s);
+    w.promptPanel()->setRandomSeed(false);
+}
+
+} // namespace
+
+class TestStudio : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_config;
+    QString outputFolder() const { return m_config.filePath("output"); }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_config.path());
+        QCoreApplication::setOrganizationName("DiffusionDeskTest");
+        QCoreApplication::setApplicationName("test_studio");
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+    }
+    void init() {
+        QSettings().clear();
+        QFile::remove(MainWindow::queueFile());
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(dd::ui::LibraryService::defaultIndexFile() + suffix);
+        QDir(outputFolder()).removeRecursively();
+        QSettings().setValue("saving/outputFolder", outputFolder());
+        QSettings().setValue("engine/threads", 1);  // one fixed count: the rerun below is compared bit for bit
+    }
+
+    void savesFindsAfterARestartAndReproduces() {
+        QStringList files;
+        {
+            MainWindow w({});
+            QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+            setUp(w);
+            files = generateAndSave(w);
+            QCOMPARE(files.size(), 2);
+            QCOMPARE(w.shownImageFile(), files[0]);
+        }
+        // In today's folder, with its metadata and sidecar, read back by the project's readers.
+        const QString image = files[0];
+        QCOMPARE(QFileInfo(image).absolutePath(), QFileInfo(dd::ui::AppPreferences::load().todaysFolder()).absoluteFilePath());
+        QVERIFY(image.endsWith(".png"));
+        const auto restored = dd::settings::restoreFromFile(image.toStdString());
+        QCOMPARE(restored.source, std::string("png"));
+        QCOMPARE(restored.settings.prompt, std::string(kPrompt));
+        QCOMPARE(restored.settings.seed, int64_t(4242));
+        QVERIFY(dd::ui::parametersOfFile(image).startsWith(QString(kPrompt) + "\n"));
+        QCOMPARE(files[1], QString::fromStdString(dd::settings::sidecarPathFor(image.toStdString())));
+        const auto sidecar = dd::settings::readSidecar(fileBytes(files[1]).toStdString());
+        QCOMPARE(sidecar.settings.seed, int64_t(4242));
+        QVERIFY(!sidecar.createdAt.empty());
+
+        // A new start: the library has it, and finds it by a word of its prompt.
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        auto* model = w.libraryPanel()->model();
+        QTRY_VERIFY(model->isOpen());
+        QTRY_COMPARE(model->rowCount(), 1);
+        w.libraryPanel()->searchBox()->setText("candle");  // a prefix of "candlelight"
+        QTRY_COMPARE(model->rowCount(), 1);
+        w.libraryPanel()->searchBox()->setText("submarine");
+        QTRY_COMPARE(model->rowCount(), 0);
+        w.libraryPanel()->searchBox()->setText("keeper");
+        QTRY_COMPARE(model->rowCount(), 1);
+        QCOMPARE(model->item(0)->path, QFileInfo(image).canonicalFilePath());
+
+        // A click shows it; "Use settings" restores them; the rerun is the same file, byte for byte.
+        auto* view = w.libraryPanel()->view();
+        view->setCurrentIndex(model->index(0));
+        QTRY_COMPARE(w.shownImageFile(), model->item(0)->path);
+        w.promptPanel()->setSettings({});  // what the artist had typed meanwhile
+        QVERIFY(w.restoreFromFile(model->item(0)->path));
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string(kPrompt));
+        const QStringList again = generateAndSave(w);
+        QCOMPARE(again.size(), 2);
+        QVERIFY(again[0] != image);  // never overwritten
+        QCOMPARE(fileBytes(again[0]), fileBytes(image));
+        QTRY_COMPARE(model->rowCount(), 2);
+
+        // Delete: to the trash and out of the index; the other stays.
+        QSignalSpy changed(w.libraryPanel()->model(), &QAbstractItemModel::modelReset);
+        emit w.libraryPanel()->trashRequested({model->idAt(0)});
+        QTRY_COMPARE(model->rowCount(), 1);
+        QCOMPARE(QFile::exists(again[0]) + QFile::exists(image), 1);
+    }
+
+    // What every run needs is on screen at 1280 x 800, whole, without scrolling; the token counters are not cut.
+    void theRunControlsFitA1280x800Window() {
+        MainWindow w({});
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->loading(), 60000);
+        QTest::qWait(200);
+        QCOMPARE(w.size(), QSize(1280, 800));
+        for (const char* name : {"generate", "cancel", "progress", "eta", "vramGauge", "promptTokens", "negativeTokens"}) {
+            auto* widget = w.findChild<QWidget*>(name);
+            QVERIFY2(widget, name);
+            if (QLatin1String(name) == QLatin1String("eta") && widget->size().isEmpty()) continue;  // empty until a run
+            QVERIFY2(widget->isVisible(), name);
+            const QRect whole(QPoint(0, 0), widget->size());
+            QVERIFY2(widget->visibleRegion().boundingRect() == whole,
+                     qPrintable(QStringLiteral("%1: %2 of %3x%4 visible").arg(name)
+                                    .arg(widget->visibleRegion().boundingRect().height())
+                                    .arg(whole.width()).arg(whole.height())));
+            const QRect inWindow(widget->mapTo(&w, QPoint(0, 0)), widget->size());
+            QVERIFY2(w.rect().contains(inWindow), name);
+        }
+    }
+
+    void aDamagedIndexIsRebuiltFromTheFolder() {
+        QString image;
+        {
+            MainWindow w({});
+            QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+            setUp(w);
+            const auto files = generateAndSave(w);
+            QCOMPARE(files.size(), 2);
+            image = files[0];
+        }
+        const QString index = dd::ui::LibraryService::defaultIndexFile();
+        QFile f(index);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("garbage where the index was");
+        f.close();
+        MainWindow w({});
+        auto* model = w.libraryPanel()->model();
+        QTRY_VERIFY_WITH_TIMEOUT(model->isOpen(), 30000);
+        QTRY_COMPARE(model->rowCount(), 1);  // the image is back, from its file
+        QCOMPARE(model->item(0)->path, QFileInfo(image).canonicalFilePath());
+        QVERIFY(QFile::exists(index + ".corrupt-1"));
+    }
+};
+
+QTEST_MAIN(TestStudio)
+#include "test_studio.moc"

@@ -1,0 +1,298 @@
+#include "ui/librarypanel.h"
+
+#include "core/library/library.h"
+#include "core/settings/a1111_parameters.h"
+#include "core/settings/restore.h"
+
+#include <QClipboard>
+#include <QComboBox>
+#include <QGuiApplication>
+#include <QContextMenuEvent>
+#include <QDesktopServices>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QMenu>
+#include <QMimeData>
+#include <QTimer>
+#include <QUrl>
+#include <QVBoxLayout>
+
+namespace dd::ui {
+namespace {
+
+constexpr int kCell = 132;  // thumbnail cell: a 128-pixel preview and its margin
+
+QString caption(const library::Entry& e) {
+    return e.seed >= 0 ? QString::number(e.seed) : QFileInfo(QString::fromStdString(e.path)).fileName();
+}
+
+QString tooltip(const library::Entry& e) {
+    QString t = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(e.prompt).toHtmlEscaped());
+    if (!e.negativePrompt.empty())
+        t += QStringLiteral("<br><i>%1</i>").arg(QString::fromStdString(e.negativePrompt).toHtmlEscaped());
+    QStringList facts;
+    if (e.seed >= 0) facts << QObject::tr("seed %1").arg(e.seed);
+    if (e.width > 0) facts << QStringLiteral("%1×%2").arg(e.width).arg(e.height);
+    if (e.steps > 0) facts << QObject::tr("%1 steps").arg(e.steps);
+    if (!e.sampler.empty()) facts << QString::fromStdString(e.sampler);
+    if (!e.modelName.empty()) facts << QString::fromStdString(e.modelName);
+    facts << QString::fromStdString(e.createdAt);
+    return t + QStringLiteral("<br>") + facts.join(QStringLiteral(" · ")).toHtmlEscaped() + QStringLiteral("<br>") +
+           QString::fromStdString(e.path).toHtmlEscaped();
+}
+
+} // namespace
+
+LibraryModel::LibraryModel(QObject* parent) : QAbstractListModel(parent), m_query(std::make_unique<library::Query>()) {}
+LibraryModel::~LibraryModel() = default;
+
+void LibraryModel::open(const QString& dbPath) {
+    beginResetModel();
+    m_entries.clear();
+    m_thumbnails.clear();
+    m_ids.clear();
+    try {
+        m_library = std::make_unique<library::Library>(dbPath.toStdString(), library::Library::Checked::No);
+        const auto ids = m_library->ids(*m_query);
+        m_ids.assign(ids.begin(), ids.end());
+    } catch (const std::exception&) {
+        m_library.reset();  // the owner reports what is wrong with the index
+    }
+    endResetModel();
+}
+
+void LibraryModel::setQuery(const library::Query& query) {
+    *m_query = query;
+    refresh();
+}
+
+void LibraryModel::refresh() {
+    if (!m_library) return;
+    std::vector<int64_t> ids;
+    try {
+        ids = m_library->ids(*m_query);
+    } catch (const std::exception&) {
+        return;
+    }
+    beginResetModel();
+    m_ids.assign(ids.begin(), ids.end());
+    m_entries.clear();  // ratings, prompts and thumbnails may have changed with the index
+    m_thumbnails.clear();
+    endResetModel();
+}
+
+int LibraryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_ids.size()); }
+
+const library::Entry* LibraryModel::entry(int row) const {
+    if (row < 0 || size_t(row) >= m_ids.size() || !m_library) return nullptr;
+    const qint64 id = m_ids[size_t(row)];
+    if (auto* cached = m_entries.object(id)) return cached;
+    try {
+        auto e = m_library->byId(id);
+        if (!e) return nullptr;
+        auto* stored = new library::Entry(std::move(*e));
+        m_entries.insert(id, stored);
+        return stored;
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
+QVariant LibraryModel::data(const QModelIndex& index, int role) const {
+    const library::Entry* e = entry(index.row());
+    if (!e) return {};
+    switch (role) {
+    case Qt::DisplayRole: return caption(*e);
+    case Qt::ToolTipRole: return tooltip(*e);
+    case Qt::UserRole: return QString::fromStdString(e->path);
+    case Qt::DecorationRole: {
+        if (auto* cached = m_thumbnails.object(e->id)) return *cached;
+        QPixmap pixmap;
+        try {
+            const std::string bytes = m_library->thumbnail(e->id);
+            pixmap.loadFromData(reinterpret_cast<const uchar*>(bytes.data()), uint(bytes.size()));
+        } catch (const std::exception&) {
+        }
+        if (pixmap.isNull()) {
+            pixmap = QPixmap(kCell - 4, kCell - 4);
+            pixmap.fill(QColor(0x44, 0x44, 0x44));
+        } else {
+            pixmap = pixmap.scaled(kCell - 4, kCell - 4, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+        }
+        m_thumbnails.insert(e->id, new QPixmap(pixmap));
+        return pixmap;
+    }
+    default: return {};
+    }
+}
+
+Qt::ItemFlags LibraryModel::flags(const QModelIndex& index) const {
+    return QAbstractListModel::flags(index) | Qt::ItemIsDragEnabled;
+}
+
+QStringList LibraryModel::mimeTypes() const { return {QStringLiteral("text/uri-list"), QStringLiteral("image/png")}; }
+
+// Dragged out: the files as URLs (file managers, Krita, browsers), and the first image's pixels for programs
+// that only take image data.
+QMimeData* LibraryModel::mimeData(const QModelIndexList& indexes) const {
+    auto* mime = new QMimeData;
+    QList<QUrl> urls;
+    for (const auto& i : indexes)
+        if (const auto* e = entry(i.row())) urls << QUrl::fromLocalFile(QString::fromStdString(e->path));
+    mime->setUrls(urls);
+    if (!urls.isEmpty()) mime->setImageData(QImage(urls.front().toLocalFile()));
+    return mime;
+}
+
+std::optional<LibraryItem> LibraryModel::item(int row) const {
+    const library::Entry* e = entry(row);
+    if (!e) return std::nullopt;
+    return LibraryItem{e->id, QString::fromStdString(e->path), QString::fromStdString(e->prompt), e->seed,
+                       QString::fromStdString(e->modelName)};
+}
+
+QStringList LibraryModel::modelNames() const {
+    QStringList out;
+    if (!m_library) return out;
+    try {
+        for (const auto& m : m_library->modelNames()) out << QString::fromStdString(m);
+    } catch (const std::exception&) {
+    }
+    return out;
+}
+
+LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName("libraryPanel");
+    m_model = new LibraryModel(this);
+    m_search = new QLineEdit(this);
+    m_search->setObjectName("librarySearch");
+    m_search->setPlaceholderText(tr("Search prompts…"));
+    m_search->setClearButtonEnabled(true);
+    m_modelFilter = new QComboBox(this);
+    m_modelFilter->setObjectName("libraryModelFilter");
+    m_modelFilter->addItem(tr("All models"));
+    m_count = new QLabel(this);
+    m_count->setObjectName("libraryCount");
+    m_view = new QListView(this);
+    m_view->setObjectName("libraryView");
+    m_view->setModel(m_model);
+    m_view->setViewMode(QListView::IconMode);
+    m_view->setFlow(QListView::LeftToRight);
+    m_view->setWrapping(true);
+    m_view->setResizeMode(QListView::Adjust);
+    m_view->setMovement(QListView::Static);
+    // Every cell the same size, laid out in batches: the view never measures 50 000 rows.
+    m_view->setUniformItemSizes(true);
+    m_view->setLayoutMode(QListView::Batched);
+    m_view->setBatchSize(200);
+    m_view->setIconSize(QSize(kCell - 4, kCell - 4));
+    m_view->setGridSize(QSize(kCell, kCell + 18));
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setDragEnabled(true);
+    m_view->setDragDropMode(QAbstractItemView::DragOnly);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+
+    m_searchDelay = new QTimer(this);
+    m_searchDelay->setSingleShot(true);
+    m_searchDelay->setInterval(150);  // a query per pause in typing, not per key
+    connect(m_searchDelay, &QTimer::timeout, this, &LibraryPanel::applyQuery);
+    connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
+    connect(m_modelFilter, &QComboBox::currentIndexChanged, this, &LibraryPanel::applyQuery);
+    connect(m_view, &QListView::clicked, this, [this](const QModelIndex& i) {
+        if (auto item = m_model->item(i.row())) emit showRequested(*item);
+    });
+    connect(m_view, &QListView::activated, this, [this](const QModelIndex& i) {
+        if (auto item = m_model->item(i.row())) emit showRequested(*item);
+    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& i) {
+        if (auto item = m_model->item(i.row())) emit showRequested(*item);  // arrow keys step through results
+    });
+    connect(m_view, &QListView::doubleClicked, this, [this](const QModelIndex& i) {
+        if (auto item = m_model->item(i.row())) emit restoreRequested(item->path);
+    });
+    connect(m_view, &QListView::customContextMenuRequested, this, &LibraryPanel::showMenu);
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(m_search, 1);
+    bar->addWidget(m_modelFilter);
+    bar->addWidget(m_count);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(bar);
+    layout->addWidget(m_view, 1);
+}
+
+void LibraryPanel::open(const QString& dbPath) {
+    m_model->open(dbPath);
+    refresh();
+}
+
+void LibraryPanel::refresh() {
+    const QString current = m_modelFilter->currentIndex() > 0 ? m_modelFilter->currentText() : QString();
+    {
+        const QSignalBlocker block(m_modelFilter);
+        m_modelFilter->clear();
+        m_modelFilter->addItem(tr("All models"));
+        m_modelFilter->addItems(m_model->modelNames());
+        m_modelFilter->setCurrentIndex(std::max(0, m_modelFilter->findText(current)));
+    }
+    applyQuery();
+}
+
+void LibraryPanel::applyQuery() {
+    library::Query q;
+    q.text = m_search->text().toStdString();
+    if (m_modelFilter->currentIndex() > 0) q.modelName = m_modelFilter->currentText().toStdString();
+    m_model->setQuery(q);
+    m_count->setText(tr("%n image(s)", nullptr, m_model->rowCount()));
+}
+
+std::vector<LibraryItem> LibraryPanel::selectedItems() const {
+    std::vector<LibraryItem> out;
+    for (const auto& i : m_view->selectionModel()->selectedIndexes())
+        if (auto item = m_model->item(i.row())) out.push_back(*item);
+    return out;
+}
+
+void LibraryPanel::showMenu(const QPoint& pos) {
+    const QModelIndex at = m_view->indexAt(pos);
+    if (!at.isValid()) return;
+    if (!m_view->selectionModel()->isSelected(at)) m_view->setCurrentIndex(at);
+    const auto items = selectedItems();
+    if (items.empty()) return;
+    const LibraryItem first = items.front();
+    QMenu menu(this);
+    menu.addAction(tr("Use settings"), this, [this, first] { emit restoreRequested(first.path); });
+    menu.addAction(tr("Use seed"), this, [this, first] { emit useSeedRequested(first.path); })->setEnabled(first.seed >= 0);
+    menu.addAction(tr("Use prompt"), this, [this, first] { emit usePromptRequested(first.path); });
+    auto* compare = menu.addAction(tr("Compare the two selected"), this,
+                                   [this, items] { emit compareRequested(items[0].path, items[1].path); });
+    compare->setEnabled(items.size() == 2);
+    menu.addSeparator();
+    menu.addAction(tr("Copy parameters"), this, [first] { QGuiApplication::clipboard()->setText(parametersOfFile(first.path)); });
+    menu.addAction(tr("Show in folder"), this, [first] {
+        QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(first.path).absolutePath()));
+    });
+    menu.addSeparator();
+    QList<qint64> ids;
+    for (const auto& i : items) ids << i.id;
+    menu.addAction(tr("Delete (move to trash)"), this, [this, ids] { emit trashRequested(ids); });
+    menu.exec(m_view->viewport()->mapToGlobal(pos));
+}
+
+QString parametersOfFile(const QString& path) {
+    try {
+        const auto r = settings::restoreFromFile(path.toStdString());
+        settings::A1111WriteOptions o;
+        o.modelName = r.modelName;
+        o.modelHash = r.modelHash;
+        return QString::fromStdString(settings::writeA1111Parameters(r.settings, o));
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+} // namespace dd::ui

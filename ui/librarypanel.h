@@ -1,0 +1,113 @@
+#pragma once
+// The image library in the window: every image the app (and anything else in the watched folders) saved,
+// newest first, as a thumbnail grid with a search box (words of the prompt or negative prompt) and a model
+// filter. The grid is virtual: the model holds the matching ids only and reads a row (and its thumbnail) when
+// the view paints it, so 50 000 images cost the ids and the rows on screen.
+//
+// Click: show the image. Double-click or "Use settings": restore its settings. Context menu: use settings /
+// seed / prompt, compare two, copy parameters, show in folder, delete (to the trash).
+#include "core/api/generation_settings.h"
+
+#include <QAbstractListModel>
+#include <QCache>
+#include <QPixmap>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListView;
+class QTimer;
+
+namespace dd::library {
+class Library;
+struct Entry;
+struct Query;
+}
+
+namespace dd::ui {
+
+// What the window needs of one library image.
+struct LibraryItem {
+    qint64 id = 0;
+    QString path;
+    QString prompt;
+    qint64 seed = -1;
+    QString modelName;
+};
+
+class LibraryModel : public QAbstractListModel {
+    Q_OBJECT
+public:
+    explicit LibraryModel(QObject* parent = nullptr);
+    ~LibraryModel() override;
+
+    // Opens the reading connection to an index its owner (LibraryService) has opened and checked.
+    void open(const QString& dbPath);
+    bool isOpen() const { return bool(m_library); }
+    void setQuery(const library::Query& query);
+    void refresh();  // the same query again (the index changed)
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    QStringList mimeTypes() const override;
+    QMimeData* mimeData(const QModelIndexList& indexes) const override;
+
+    qint64 idAt(int row) const { return m_ids[size_t(row)]; }
+    std::optional<LibraryItem> item(int row) const;
+    QStringList modelNames() const;
+
+private:
+    const library::Entry* entry(int row) const;
+
+    std::unique_ptr<library::Library> m_library;
+    std::unique_ptr<library::Query> m_query;
+    std::vector<qint64> m_ids;
+    mutable QCache<qint64, library::Entry> m_entries{4000};
+    mutable QCache<qint64, QPixmap> m_thumbnails{1500};
+};
+
+class LibraryPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit LibraryPanel(QWidget* parent = nullptr);
+    LibraryModel* model() const { return m_model; }
+    QListView* view() const { return m_view; }
+    QLineEdit* searchBox() const { return m_search; }
+    std::vector<LibraryItem> selectedItems() const;
+
+public slots:
+    void open(const QString& dbPath);
+    void refresh();
+
+signals:
+    void showRequested(const dd::ui::LibraryItem& item);
+    void restoreRequested(const QString& imagePath);  // every setting
+    void useSeedRequested(const QString& imagePath);
+    void usePromptRequested(const QString& imagePath);
+    void compareRequested(const QString& pathA, const QString& pathB);
+    void trashRequested(const QList<qint64>& ids);
+
+private:
+    void applyQuery();
+    void showMenu(const QPoint& pos);
+
+    LibraryModel* m_model;
+    QListView* m_view;
+    QLineEdit* m_search;
+    QComboBox* m_modelFilter;
+    QLabel* m_count;
+    QTimer* m_searchDelay;
+};
+
+// The A1111 parameters text of an image file ("" when it has none): what "Copy parameters" puts on the clipboard.
+QString parametersOfFile(const QString& path);
+
+} // namespace dd::ui
+
+Q_DECLARE_METATYPE(dd::ui::LibraryItem)

@@ -1,0 +1,129 @@
+#include "ui/libraryservice.h"
+
+#include "core/library/library.h"
+#include "core/library/scan.h"
+#include "imaging/export.h"
+#include "imaging/thumbnail.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+namespace dd::ui {
+
+LibraryService::LibraryService(const QString& dbPath, const QStringList& folders) : m_path(dbPath), m_folders(folders) {}
+LibraryService::~LibraryService() = default;
+
+// The file library::defaultIndexPath() names for the CLI, found through Qt so that its test mode applies.
+QString LibraryService::defaultIndexFile() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/library.db");
+}
+
+void LibraryService::open() {
+    try {
+        QDir().mkpath(QFileInfo(m_path).absolutePath());
+        m_library = std::make_unique<library::Library>(m_path.toStdString());
+    } catch (const std::exception& e) {
+        emit problem(tr("The image library cannot be opened: %1").arg(QString::fromStdString(e.what())));
+        return;
+    }
+    const QString note = QString::fromStdString(m_library->note());
+    emit opened(m_path, note);
+    scanAll();  // the folders are the truth: files added, changed or deleted while the app was closed
+}
+
+void LibraryService::scanAll() {
+    for (const QString& folder : m_folders) scan(folder);
+}
+
+void LibraryService::scan(const QString& folder) {
+    if (!m_library) return;
+    try {
+        const auto report = library::scanFolder(*m_library, folder.toStdString(),
+                                                [](const std::string& path) { return imaging::thumbnailOfFile(path); });
+        for (const auto& p : report.problems) emit problem(QString::fromStdString(p));
+        if (report.added + report.updated + report.removed > 0) emit changed();
+    } catch (const std::exception& e) {
+        emit problem(tr("Library scan of %1: %2").arg(folder, QString::fromStdString(e.what())));
+    }
+}
+
+void LibraryService::save(const QString& jobId, const api::GenerationResult& result, const SaveOptions& o) {
+    QStringList files;
+    try {
+        QDir().mkpath(o.folder);
+        imaging::ExportRequest req;
+        req.folder = o.folder.toStdString();
+        req.nameTemplate = o.nameTemplate.toStdString();
+        req.format = imaging::exportFormatFromName(o.format.toStdString());
+        req.quality = o.quality;
+        for (size_t i = 0; i < result.images.size(); ++i) {
+            const auto sc = imaging::sidecarFor(result, int(i), o.wallSeconds, o.pricePerHour, DD_VERSION);
+            const auto f = imaging::exportImage(req, result.images[i], sc, result.modelName);
+            files << QString::fromStdString(f.image);
+            if (!f.sidecar.empty()) files << QString::fromStdString(f.sidecar);
+            if (!m_library) continue;
+            // The file is saved whatever happens to the index: a failed index write is rebuilt by the next scan.
+            try {
+                const auto id = m_library->put(library::entryFromFile(f.image));
+                m_library->setThumbnail(id, imaging::thumbnailOf(result.images[i]));
+            } catch (const std::exception& e) {
+                emit problem(tr("Saved %1, but the library index did not take it: %2")
+                                 .arg(QString::fromStdString(f.image), QString::fromStdString(e.what())));
+            }
+        }
+    } catch (const std::exception& e) {
+        emit problem(tr("Saving the image failed: %1").arg(QString::fromStdString(e.what())));
+    }
+    emit saved(jobId, files);
+    if (!files.isEmpty()) emit changed();
+}
+
+void LibraryService::trash(const QList<qint64>& ids) {
+    if (!m_library) return;
+    int removed = 0;
+    for (qint64 id : ids) {
+        try {
+            const auto e = m_library->byId(id);
+            if (!e) continue;
+            const QString image = QString::fromStdString(e->path);
+            // The image first: when it cannot go, nothing is lost from the index either.
+            if (QFile::exists(image) && !QFile::moveToTrash(image)) {
+                emit problem(tr("%1 could not be moved to the trash").arg(image));
+                continue;
+            }
+            if (!e->sidecarPath.empty() && QFile::exists(QString::fromStdString(e->sidecarPath)))
+                QFile::moveToTrash(QString::fromStdString(e->sidecarPath));
+            removed += m_library->remove(id);
+        } catch (const std::exception& e) {
+            emit problem(tr("Delete: %1").arg(QString::fromStdString(e.what())));
+        }
+    }
+    if (removed) emit changed();
+}
+
+void LibraryService::setFolders(const QStringList& folders) {
+    m_folders = folders;
+    scanAll();
+}
+
+LibraryThread::LibraryThread(const QString& dbPath, const QStringList& folders, QObject* parent)
+    : QObject(parent), m_service(new LibraryService(dbPath, folders)) {
+    qRegisterMetaType<dd::ui::SaveOptions>();
+    qRegisterMetaType<QList<qint64>>();
+    m_thread.setObjectName("library");
+    m_service->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_service, &QObject::deleteLater);
+}
+
+void LibraryThread::start() { m_thread.start(); }
+
+LibraryThread::~LibraryThread() {
+    // A save already posted reaches the disk before the thread ends.
+    if (m_thread.isRunning()) QMetaObject::invokeMethod(m_service, [] {}, Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+} // namespace dd::ui

@@ -1,0 +1,79 @@
+#pragma once
+// The window's image library on a thread of its own, as the queue's journal (QueueService): saving a finished
+// image (the CLI's export: atomic, never overwriting, metadata and sidecar) and indexing it, scanning the output
+// folder on start, importing folders, deleting to the trash. Disk and index writes never stall the UI thread.
+// The index (core/library) is opened here first, checked and rebuilt when damaged; `opened` then tells the
+// window it may open its own reading connection (LibraryModel).
+#include "core/api/generation_result.h"
+
+#include <QList>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QThread>
+
+#include <memory>
+
+namespace dd::library {
+class Library;
+}
+
+namespace dd::ui {
+
+// How and where a finished run's images are saved (AppPreferences' saving part, resolved to today's folder).
+struct SaveOptions {
+    QString folder;
+    QString nameTemplate;
+    QString format = QStringLiteral("png");
+    int quality = 95;
+    double wallSeconds = 0;    // the run's, for the sidecar's cost and timings
+    double pricePerHour = 0;
+};
+
+class LibraryService : public QObject {
+    Q_OBJECT
+public:
+    LibraryService(const QString& dbPath, const QStringList& folders);
+    ~LibraryService() override;
+    static QString defaultIndexFile();  // library.db in the app's data folder
+
+public slots:
+    void open();
+    // Saves every image of the run (jobId: the queue's job, "" for none), indexes them, then `saved`.
+    void save(const QString& jobId, const dd::api::GenerationResult& result, const dd::ui::SaveOptions& options);
+    void scan(const QString& folder);
+    void trash(const QList<qint64>& ids);
+    void setFolders(const QStringList& folders);
+
+signals:
+    void opened(const QString& dbPath, const QString& note);  // note: "" unless the index was rebuilt
+    void saved(const QString& jobId, const QStringList& files);
+    void changed();  // the index has new, changed or removed entries
+    void problem(const QString& message);
+
+private:
+    void scanAll();
+
+    QString m_path;
+    QStringList m_folders;
+    std::unique_ptr<library::Library> m_library;
+};
+
+// Owns the thread; on destruction, finishes every request already sent (a save), then joins.
+class LibraryThread : public QObject {
+    Q_OBJECT
+public:
+    LibraryThread(const QString& dbPath, const QStringList& folders, QObject* parent = nullptr);
+    ~LibraryThread() override;
+    LibraryService* service() const { return m_service; }
+    void start();
+
+private:
+    QThread m_thread;
+    LibraryService* m_service;
+};
+
+} // namespace dd::ui
+
+Q_DECLARE_METATYPE(dd::ui::SaveOptions)
