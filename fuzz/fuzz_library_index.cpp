@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,11 @@ std::string scratch() {
     static const std::string dir = [] {
         auto d = std::filesystem::temp_directory_path() / ("fuzz_library_index." + std::to_string(::getpid()));
         std::filesystem::create_directories(d);
+        static const std::string removeAtExit = d.string();
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(removeAtExit, ec);
+        });
         return d.string();
     }();
     return dir + "/library.db";
@@ -30,7 +36,7 @@ std::string scratch() {
 
 void removeIndex(const std::string& path) {
     std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", ".corrupt-1"}) std::filesystem::remove(path + suffix, ec);
+    for (const char* suffix : {"", "-wal", "-shm", ".corrupt-1", ".thumbnails", ".thumbnails-wal", ".thumbnails-shm"}) std::filesystem::remove(path + suffix, ec);
 }
 
 // The bytes of an undamaged index, made once.

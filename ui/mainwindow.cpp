@@ -22,6 +22,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -61,6 +62,11 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_restoreNotice->setObjectName("restoreNotice");
     m_restoreNotice->setWordWrap(true);
     m_restoreNotice->hide();
+    m_pasteNotice = new QLabel(tr("The prompt holds A1111 parameters. <a href='apply'>Apply them as settings</a>"), this);
+    m_pasteNotice->setObjectName("pasteNotice");
+    m_pasteNotice->setWordWrap(true);
+    m_pasteNotice->hide();
+    connect(m_pasteNotice, &QLabel::linkActivated, this, &MainWindow::applyPastedParameters);
     m_previewLabel = new QLabel(this);
     m_previewLabel->setObjectName("previewSource");
     m_presetLabel = new QLabel(this);
@@ -98,6 +104,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     settingsLayout->addWidget(m_picker);
     settingsLayout->addWidget(m_modelBanner);
     settingsLayout->addWidget(m_restoreNotice);
+    settingsLayout->addWidget(m_pasteNotice);
     settingsLayout->addWidget(m_panel);
     settingsLayout->addWidget(m_controlNet);
     settingsLayout->addStretch();
@@ -213,6 +220,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancel);
     connect(presetButton, &QPushButton::clicked, this, &MainWindow::openPresetDialog);
     connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
+    connect(m_panel->promptEdit(), &QPlainTextEdit::textChanged, this, &MainWindow::checkPastedParameters);
     connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
     connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
@@ -309,17 +317,25 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Undo restored settings"), QKeySequence::Undo, this, &MainWindow::undoRestore);
+    edit->addSeparator();
     edit->addAction(tr("&Copy image"), QKeySequence::Copy, this, &MainWindow::copyImage);
     edit->addAction(tr("Copy &parameters"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, &MainWindow::copyParameters);
     auto* run = menuBar()->addMenu(tr("&Generate"));
     run->addAction(tr("&Generate\tCtrl+Enter"), this, &MainWindow::startGeneration);
     run->addAction(tr("&Cancel\tEsc"), this, &MainWindow::cancel);
+    run->addAction(tr("New &random seed"), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::newRandomSeed);
     run->addSeparator();
     run->addAction(tr("A/B &seeds"), this, &MainWindow::runAbSeeds);
     run->addAction(tr("A/B s&etting…"), this, &MainWindow::chooseAbSetting);
     run->addAction(tr("C&ompare selected"), this, &MainWindow::compareSelected);
     run->addSeparator();
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
+    auto* view = menuBar()->addMenu(tr("&View"));
+    for (const char* name : {"libraryDock", "queueDock", "galleryDock"})
+        if (auto* dock = findChild<QDockWidget*>(name)) view->addAction(dock->toggleViewAction());
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
 }
 
 api::GenerationSettings MainWindow::currentSettings() const {
@@ -475,7 +491,7 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
 }
 
 void MainWindow::restoreSettings(const api::GenerationSettings& s) {
-    m_panel->setSettings(s);
+    applyRestoredSettings(s);
     m_controlNet->setControlNets(s.controlnets);
     m_panel->setRandomSeed(false);
     if (!s.model.empty() && QString::fromStdString(s.model) != m_picker->currentModel())

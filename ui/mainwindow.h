@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <vector>
 
 class QDockWidget;
 class QLabel;
@@ -103,6 +104,10 @@ public slots:
     void copyParameters();
     void showInFolder();
     void compareFiles(const QString& pathA, const QString& pathB);
+    void undoRestore();      // the settings before the last restore come back
+    void newRandomSeed();
+    void showShortcuts();
+    void applyPastedParameters();
 
 signals:
     void generateRequested(const dd::api::GenerationSettings& settings);
@@ -131,6 +136,8 @@ private:
     void keepResult(const api::GenerationResult& result, double wallSeconds);
     void showLibraryImage(const LibraryItem& item);
     void useFromFile(const QString& path, bool promptOnly);
+    void applyRestoredSettings(const api::GenerationSettings& s);
+    void checkPastedParameters();
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
     void launch(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
@@ -171,6 +178,9 @@ private:
     LibraryPanel* m_library;
     LibraryThread* m_libraryThread;
     QString m_shownImageFile;
+    QLabel* m_pasteNotice;
+    std::vector<api::GenerationSettings> m_undoRestores;          // before each restore, newest last
+    std::optional<api::GenerationSettings> m_pastedParameters;    // what the prompt box's A1111 block says
     ABRunner* m_ab;
     QWidget* m_compareWindow = nullptr;
     CompareView* m_compareView = nullptr;

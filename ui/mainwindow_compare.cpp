@@ -18,6 +18,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QShortcut>
 #include <QStatusBar>
 #include <QVBoxLayout>
 
@@ -34,6 +35,8 @@ void MainWindow::showComparison(const api::GenerationResult& a, int indexA, cons
         layout->setContentsMargins(0, 0, 0, 0);
         layout->addWidget(m_compareView);
         m_compareWindow->resize(1100, 700);
+        for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)})
+            connect(new QShortcut(key, m_compareWindow), &QShortcut::activated, m_compareWindow, &QWidget::close);
     }
     m_compareView->setResults(a, indexA, b, indexB);
     m_compareWindow->show();
@@ -116,7 +119,7 @@ bool MainWindow::restoreFromFile(const QString& path) {
         s.model = current.model;  // metadata never names a local path: the open model stays
         s.plan = current.plan;
         s.preset = current.preset;
-        m_panel->setSettings(s);
+        applyRestoredSettings(s);
         m_panel->setRandomSeed(false);
         QString message = tr("Settings from %1 (%2)").arg(QFileInfo(path).fileName(), QString::fromStdString(r.source));
         if (!r.modelName.empty() || !r.modelHash.empty())

@@ -101,7 +101,7 @@ void MainWindow::useFromFile(const QString& path, bool promptOnly) {
             s.seed = r.settings.seed;
             m_panel->setRandomSeed(false);
         }
-        m_panel->setSettings(s);
+        applyRestoredSettings(s);
         statusBar()->showMessage(promptOnly ? tr("Prompt from %1").arg(QFileInfo(path).fileName())
                                             : tr("Seed %1 from %2").arg(s.seed).arg(QFileInfo(path).fileName()), 5000);
     } catch (const std::exception& e) {

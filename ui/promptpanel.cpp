@@ -64,9 +64,11 @@ QList<QSize> sizesFor(const QString& family, bool demo) {
 PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_prompt = new QPlainTextEdit(this);
     m_prompt->setObjectName("prompt");
+    m_prompt->setTabChangesFocus(true);  // Tab leaves the box, as in every form
     m_prompt->setPlaceholderText(tr("What to draw. (word:1.3) stresses, [word] softens, BREAK starts a new chunk."));
     m_negative = new QPlainTextEdit(this);
     m_negative->setObjectName("negativePrompt");
+    m_negative->setTabChangesFocus(true);
     m_negative->setPlaceholderText(tr("What to avoid"));
     m_prompt->setMinimumHeight(70);
     m_prompt->setMaximumHeight(110);

@@ -32,6 +32,7 @@ public:
     // The refiner field alone (a restored refiner found on disk); its hash is the engine's to fill in again.
     void setRefinerPath(const QString& path);
     int batchCount() const;
+    QPlainTextEdit* promptEdit() const { return m_prompt; }
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
 

@@ -14,7 +14,7 @@ namespace dd::library {
 namespace {
 
 // Bumped when the tables change; an index of another version is rebuilt from the folders.
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE images (
@@ -41,19 +41,28 @@ CREATE TABLE images (
 CREATE INDEX images_created ON images(created);
 CREATE INDEX images_model ON images(model);
 CREATE INDEX images_seed ON images(seed);
-CREATE TABLE thumbnails (id INTEGER PRIMARY KEY REFERENCES images(id) ON DELETE CASCADE, bytes BLOB NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('token', lower(hex(randomblob(16))));
 CREATE VIRTUAL TABLE images_fts USING fts5(prompt, negative, content='images', content_rowid='id');
 CREATE TRIGGER images_ai AFTER INSERT ON images BEGIN
   INSERT INTO images_fts(rowid, prompt, negative) VALUES (new.id, new.prompt, new.negative);
 END;
 CREATE TRIGGER images_ad AFTER DELETE ON images BEGIN
   INSERT INTO images_fts(images_fts, rowid, prompt, negative) VALUES ('delete', old.id, old.prompt, old.negative);
-  DELETE FROM thumbnails WHERE id = old.id;
 END;
 CREATE TRIGGER images_au AFTER UPDATE OF prompt, negative ON images BEGIN
   INSERT INTO images_fts(images_fts, rowid, prompt, negative) VALUES ('delete', old.id, old.prompt, old.negative);
   INSERT INTO images_fts(rowid, prompt, negative) VALUES (new.id, new.prompt, new.negative);
 END;
+)sql";
+
+// The thumbnails live in a file of their own beside the index: they are most of its bytes (15-20 KB an image)
+// and only a cache, so the integrity check on open reads the index alone (30 MB, not 1 GB, at 50 000 images),
+// and a damaged thumbnail file is simply started again. The token ties it to its index: thumbnails of an index
+// that was deleted or rebuilt (whose ids mean other images) are dropped.
+constexpr const char* kThumbnailSchema = R"sql(
+CREATE TABLE IF NOT EXISTS thumbs.thumbnails (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS thumbs.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql";
 
 constexpr const char* kColumns =
@@ -192,7 +201,8 @@ bool Library::openExisting(Checked checked) {
     std::error_code ec;
     if (!fs::exists(m_path, ec)) return false;
     std::string problem;
-    if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    // CREATE although the file exists: an attached database (the thumbnails) is opened with these flags.
+    if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
         problem = sqlite3_errmsg(m_db);
     } else {
         try {
@@ -208,12 +218,13 @@ bool Library::openExisting(Checked checked) {
                     problem = "schema version " + std::to_string(version.integer(0)) + ", this app reads " +
                               std::to_string(kSchemaVersion);
             }
-            if (problem.empty()) {
-                exec(m_db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", m_path);
-                return true;
-            }
+            if (problem.empty()) exec(m_db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", m_path);
         } catch (const LibraryError& e) {
             problem = e.what();
+        }
+        if (problem.empty()) {
+            attachThumbnails();  // outside the check: the thumbnail cache never costs the index
+            return true;
         }
     }
     sqlite3_close_v2(m_db);
@@ -221,6 +232,7 @@ bool Library::openExisting(Checked checked) {
     const std::string aside = asideName(m_path);
     fs::rename(m_path, aside, ec);
     for (const char* suffix : {"-wal", "-shm"}) fs::remove(m_path + suffix, ec);
+    removeThumbnailFile();
     m_rebuilt = true;
     m_note = m_path + ": the library index could not be read (" + problem + "); it was moved to " + aside +
              " and is rebuilt from the image folders";
@@ -235,11 +247,17 @@ void Library::openFresh() {
         throw LibraryError(m_path + ": cannot create the library index: " + message);
     }
     sqlite3_busy_timeout(m_db, 5000);
-    exec(m_db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", m_path);
+    exec(m_db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", m_path);
     // Another process may have created it meanwhile: then the schema is there already.
-    Statement version(m_db, "PRAGMA user_version", m_path);
-    version.step();
-    if (version.integer(0) == kSchemaVersion) return;
+    int64_t version = 0;
+    {
+        Statement read(m_db, "PRAGMA user_version", m_path);
+        if (read.step()) version = read.integer(0);
+    }
+    if (version == kSchemaVersion) {
+        attachThumbnails();
+        return;
+    }
     exec(m_db, "BEGIN IMMEDIATE", m_path);
     try {
         exec(m_db, kSchema, m_path);
@@ -249,6 +267,51 @@ void Library::openFresh() {
         sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
+    attachThumbnails();
+}
+
+std::string Library::thumbnailPath() const { return m_path + ".thumbnails"; }
+
+void Library::removeThumbnailFile() {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(thumbnailPath() + suffix, ec);
+}
+
+// Whether the thumbnail file at `path` reads as a database, looked at on a connection of its own (a file that
+// fails once attached cannot always be detached again).
+namespace {
+bool readableDatabase(const std::string& path) {
+    sqlite3* db = nullptr;
+    bool ok = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+              sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK;
+    sqlite3_close_v2(db);
+    return ok;
+}
+} // namespace
+
+// Attaches the thumbnail file as "thumbs", creating it; one that does not read, or belongs to another index,
+// is started again.
+void Library::attachThumbnails() {
+    std::string mine;
+    {
+        Statement token(m_db, "SELECT value FROM meta WHERE key = 'token'", m_path);
+        if (token.step()) mine = token.text(0);
+    }  // finished before the attach: an open read would keep the new file out of WAL mode
+    std::error_code ec;
+    if (fs::exists(thumbnailPath(), ec) && !readableDatabase(thumbnailPath())) removeThumbnailFile();
+    Statement attach(m_db, "ATTACH DATABASE ?1 AS thumbs", m_path);
+    attach.bind(1, thumbnailPath()).step();
+    exec(m_db, "PRAGMA thumbs.journal_mode=WAL; PRAGMA thumbs.synchronous=NORMAL;", m_path);
+    exec(m_db, kThumbnailSchema, m_path);
+    std::string theirs;
+    {
+        Statement read(m_db, "SELECT value FROM thumbs.meta WHERE key = 'token'", m_path);
+        if (read.step()) theirs = read.text(0);
+    }
+    if (!mine.empty() && theirs == mine) return;
+    exec(m_db, "DELETE FROM thumbs.thumbnails; DELETE FROM thumbs.meta;", m_path);
+    Statement set(m_db, "INSERT INTO thumbs.meta VALUES ('token', ?1)", m_path);
+    set.bind(1, mine).step();
 }
 
 int64_t Library::put(const Entry& e) {
@@ -273,7 +336,10 @@ int64_t Library::put(const Entry& e) {
 bool Library::remove(int64_t id) {
     Statement s(m_db, "DELETE FROM images WHERE id = ?1", m_path);
     s.bind(1, id).step();
-    return sqlite3_changes(m_db) > 0;
+    const bool removed = sqlite3_changes(m_db) > 0;
+    Statement thumb(m_db, "DELETE FROM thumbs.thumbnails WHERE id = ?1", m_path);
+    thumb.bind(1, id).step();
+    return removed;
 }
 
 void Library::setRating(int64_t id, int rating) {
@@ -287,12 +353,12 @@ void Library::setFavourite(int64_t id, bool favourite) {
 }
 
 void Library::setThumbnail(int64_t id, std::string_view encoded) {
-    Statement s(m_db, "INSERT OR REPLACE INTO thumbnails(id, bytes) VALUES (?1, ?2)", m_path);
+    Statement s(m_db, "INSERT OR REPLACE INTO thumbs.thumbnails(id, bytes) VALUES (?1, ?2)", m_path);
     s.bind(1, id).bind(2, encoded, true).step();
 }
 
 std::string Library::thumbnail(int64_t id) const {
-    Statement s(m_db, "SELECT bytes FROM thumbnails WHERE id = ?1", m_path);
+    Statement s(m_db, "SELECT bytes FROM thumbs.thumbnails WHERE id = ?1", m_path);
     s.bind(1, id);
     return s.step() ? s.text(0) : std::string();
 }

@@ -81,7 +81,8 @@ public:
     bool remove(int64_t id);
     void setRating(int64_t id, int rating);
     void setFavourite(int64_t id, bool favourite);
-    // Thumbnail bytes (an encoded image the caller made; the index does not decode it). "" when none.
+    // Thumbnail bytes (an encoded image the caller made; the index does not decode it). "" when none. They are
+    // kept in "<dbPath>.thumbnails", a cache the index does not need to be whole.
     void setThumbnail(int64_t id, std::string_view encoded);
     std::string thumbnail(int64_t id) const;
 
@@ -114,7 +115,9 @@ public:
 private:
     void openFresh();
     bool openExisting(Checked checked);
-    void createSchema();
+    void attachThumbnails();
+    std::string thumbnailPath() const;
+    void removeThumbnailFile();
 
     std::string m_path;
     sqlite3* m_db = nullptr;

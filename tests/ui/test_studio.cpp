@@ -15,6 +15,7 @@
 #include <QDialog>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -83,7 +84,8 @@ private slots:
     void init() {
         QSettings().clear();
         QFile::remove(MainWindow::queueFile());
-        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(dd::ui::LibraryService::defaultIndexFile() + suffix);
+        for (const char* suffix : {"", "-wal", "-shm", ".thumbnails", ".thumbnails-wal", ".thumbnails-shm"})
+            QFile::remove(dd::ui::LibraryService::defaultIndexFile() + suffix);
         QDir(outputFolder()).removeRecursively();
         QSettings().setValue("saving/outputFolder", outputFolder());
         QSettings().setValue("engine/threads", 1);  // one fixed count: the rerun below is compared bit for bit
@@ -145,6 +147,42 @@ private slots:
         emit w.libraryPanel()->trashRequested({model->idAt(0)});
         QTRY_COMPARE(model->rowCount(), 1);
         QCOMPARE(QFile::exists(again[0]) + QFile::exists(image), 1);
+    }
+
+    // Restoring is undoable; a pasted A1111 block offers to become settings, and that is undoable too.
+    void restoreIsUndoneAndPastedParametersApply() {
+        MainWindow w({});
+        QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->loading(), 60000);
+        auto typed = w.promptPanel()->settings();
+        typed.prompt = "my own words";
+        typed.steps = 9;
+        w.promptPanel()->setSettings(typed);
+        QTemporaryDir dir;
+        const QString txt = dir.filePath("params.txt");
+        const QByteArray block = "a castle in fog\nSteps: 17, Sampler: Euler, CFG scale: 6, Seed: 99, Size: 64x64";
+        QFile f(txt);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(block);
+        f.close();
+        QVERIFY(w.restoreFromFile(txt));
+        QCOMPARE(w.promptPanel()->settings().steps, 17);
+        w.undoRestore();
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string("my own words"));
+        QCOMPARE(w.promptPanel()->settings().steps, 9);
+
+        auto* notice = w.findChild<QLabel*>("pasteNotice");
+        QVERIFY(notice->isHidden());
+        w.promptPanel()->promptEdit()->setPlainText(QString::fromUtf8(block));
+        QVERIFY(!notice->isHidden());
+        w.applyPastedParameters();
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string("a castle in fog"));
+        QCOMPARE(w.promptPanel()->settings().seed, int64_t(99));
+        QCOMPARE(w.promptPanel()->settings().steps, 17);
+        QVERIFY(notice->isHidden());
+        w.undoRestore();
+        QCOMPARE(w.promptPanel()->settings().steps, 9);
+        w.promptPanel()->promptEdit()->setPlainText("just a prompt\nover two lines");
+        QVERIFY(notice->isHidden());  // an ordinary prompt is left alone
     }
 
     // What every run needs is on screen at 1280 x 800, whole, without scrolling; the token counters are not cut.

@@ -69,7 +69,8 @@ class TestLibrary : public QObject {
 
 private slots:
     void init() {
-        for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dbPath() + suffix);
+        for (const char* suffix : {"", "-wal", "-shm", ".thumbnails", ".thumbnails-wal", ".thumbnails-shm"})
+            fs::remove(dbPath() + suffix);
     }
 
     void findsByPromptWordsAndFilters() {
@@ -116,6 +117,35 @@ private slots:
         QVERIFY(lib.ids({.text = "new"}).empty());
         QVERIFY(lib.thumbnail(id).empty());
         QVERIFY(!lib.remove(id));
+    }
+
+    // Thumbnails are a cache in a file of their own: one that belongs to a deleted index (whose ids now mean
+    // other images) is dropped, a damaged one is started again; the index itself is untouched.
+    void thumbnailsFollowTheirIndex() {
+        {
+            Library lib(dbPath());
+            lib.setThumbnail(lib.put(entry("/x/a.png", "a", 1, "2025")), "old picture");
+        }
+        QVERIFY(fs::exists(dbPath() + ".thumbnails"));
+        {
+            Library lib(dbPath());
+            QCOMPARE(lib.thumbnail(lib.ids({})[0]), std::string("old picture"));
+        }
+        for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dbPath() + suffix);  // the index alone is lost
+        {
+            Library lib(dbPath());
+            const auto id = lib.put(entry("/x/b.png", "b", 2, "2025"));
+            QVERIFY(lib.thumbnail(id).empty());  // not a.png's
+            lib.setThumbnail(id, "new picture");
+        }
+        writeBytes(dbPath() + ".thumbnails", "damaged");
+        fs::remove(dbPath() + ".thumbnails-wal");
+        Library lib(dbPath());
+        QVERIFY(!lib.rebuilt());
+        QCOMPARE(lib.count(), 1);
+        QVERIFY(lib.thumbnail(lib.ids({})[0]).empty());
+        lib.setThumbnail(lib.ids({})[0], "again");
+        QCOMPARE(lib.thumbnail(lib.ids({})[0]), std::string("again"));
     }
 
     void survivesReopeningAndAnAbandonedTransaction() {
