@@ -63,8 +63,8 @@ sanitized_suites() {
   stage "ThreadSanitizer: the tests that drive the engine worker and queue threads"
   cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
-  cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows
-  # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch. The two
+  cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows test_studio
+  # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch. The
   # programs run side by side (each keeps its own settings and queue files, as under ASan above).
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:history_size=7:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1500 -L threads
