@@ -12,7 +12,10 @@
 
 namespace dd::ui {
 
-LibraryService::LibraryService(const QString& dbPath, const QStringList& folders) : m_path(dbPath), m_folders(folders) {}
+LibraryService::LibraryService(const QString& dbPath, const QStringList& folders) : m_path(dbPath), m_folders(folders) {
+    qRegisterMetaType<dd::ui::SaveOptions>();
+    qRegisterMetaType<QList<qint64>>();
+}
 LibraryService::~LibraryService() = default;
 
 // The file library::defaultIndexPath() names for the CLI, found through Qt so that its test mode applies.
@@ -106,24 +109,6 @@ void LibraryService::trash(const QList<qint64>& ids) {
 void LibraryService::setFolders(const QStringList& folders) {
     m_folders = folders;
     scanAll();
-}
-
-LibraryThread::LibraryThread(const QString& dbPath, const QStringList& folders, QObject* parent)
-    : QObject(parent), m_service(new LibraryService(dbPath, folders)) {
-    qRegisterMetaType<dd::ui::SaveOptions>();
-    qRegisterMetaType<QList<qint64>>();
-    m_thread.setObjectName("library");
-    m_service->moveToThread(&m_thread);
-    connect(&m_thread, &QThread::finished, m_service, &QObject::deleteLater);
-}
-
-void LibraryThread::start() { m_thread.start(); }
-
-LibraryThread::~LibraryThread() {
-    // A save already posted reaches the disk before the thread ends.
-    if (m_thread.isRunning()) QMetaObject::invokeMethod(m_service, [] {}, Qt::BlockingQueuedConnection);
-    m_thread.quit();
-    m_thread.wait();
 }
 
 } // namespace dd::ui

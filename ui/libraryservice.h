@@ -1,5 +1,5 @@
 #pragma once
-// The window's image library on a thread of its own, as the queue's journal (QueueService): saving a finished
+// The window's image library on a thread of its own (ServiceThread), as the queue's journal (QueueService): saving a finished
 // image (the CLI's export: atomic, never overwriting, metadata and sidecar) and indexing it, scanning the output
 // folder on start, importing folders, deleting to the trash. Disk and index writes never stall the UI thread.
 // The index (core/library) is opened here first, checked and rebuilt when damaged; `opened` then tells the
@@ -11,7 +11,6 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QThread>
 
 #include <memory>
 
@@ -58,20 +57,6 @@ private:
     QString m_path;
     QStringList m_folders;
     std::unique_ptr<library::Library> m_library;
-};
-
-// Owns the thread; on destruction, finishes every request already sent (a save), then joins.
-class LibraryThread : public QObject {
-    Q_OBJECT
-public:
-    LibraryThread(const QString& dbPath, const QStringList& folders, QObject* parent = nullptr);
-    ~LibraryThread() override;
-    LibraryService* service() const { return m_service; }
-    void start();
-
-private:
-    QThread m_thread;
-    LibraryService* m_service;
 };
 
 } // namespace dd::ui

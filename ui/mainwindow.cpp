@@ -242,12 +242,13 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
                 emit runFinished();
             });
     // The queue: requests to its thread, snapshots back.
-    m_queue = new QueueThread(queueFile(), this);
+    m_queue = std::make_unique<ServiceThread<QueueService>>("queue", queueFile());
     auto* service = m_queue->service();
     connect(this, &MainWindow::enqueueRequested, service, &QueueService::enqueue, Qt::QueuedConnection);
     connect(this, &MainWindow::jobStarted, service, &QueueService::start, Qt::QueuedConnection);
     connect(this, &MainWindow::jobDone, service, &QueueService::done, Qt::QueuedConnection);
     connect(this, &MainWindow::jobFailed, service, &QueueService::fail, Qt::QueuedConnection);
+    connect(this, &MainWindow::jobCancelled, service, &QueueService::cancel, Qt::QueuedConnection);
     connect(this, &MainWindow::retryRequested, service, &QueueService::retry, Qt::QueuedConnection);
     connect(this, &MainWindow::removeRequested, service, &QueueService::remove, Qt::QueuedConnection);
     connect(service, &QueueService::enqueued, this, [this] {
@@ -257,9 +258,14 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(service, &QueueService::changed, this, &MainWindow::onJobsChanged);
     connect(service, &QueueService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(m_queueView, &QueueView::runRequested, this, &MainWindow::runQueue);
+    // Retry runs the job again now (the queue picks it up from the next snapshot), whatever it ended as.
     connect(m_queueView, &QueueView::retryRequested, this, [this](const QString& id) {
         m_launchedJobs.erase(id);
+        m_leftoverJobs.erase(id);
         emit retryRequested(id);
+        m_cancelRequested = false;
+        m_queueActive = true;
+        updateButtons();
     });
     connect(m_queueView, &QueueView::removeRequested, this, &MainWindow::removeRequested);
     QMetaObject::invokeMethod(service, &QueueService::open, Qt::QueuedConnection);
@@ -298,8 +304,8 @@ MainWindow::~MainWindow() {
     // The worker threads end first (each joins its thread, its worker deleted there), so the widgets torn down
     // next never share a moment with a live worker; children would otherwise go in creation order, widgets first.
     delete m_engine;
-    delete m_queue;
-    delete m_libraryThread;  // after the engine: a save the last run posted is written first
+    m_queue.reset();
+    m_libraryThread.reset();  // after the engine: a save the last run posted is written first
 }
 
 EngineWorker* MainWindow::worker() const { return m_engine->worker(); }
@@ -443,7 +449,11 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
 }
 
 void MainWindow::onFailed(const QString& message) {
-    if (!m_currentJob.isEmpty()) emit jobFailed(m_currentJob, message);
+    // A run the user stopped is cancelled in the queue, not failed.
+    if (!m_currentJob.isEmpty()) {
+        if (m_cancelRequested) emit jobCancelled(m_currentJob);
+        else emit jobFailed(m_currentJob, message);
+    }
     m_currentJob.clear();
     setRunning(false);
     m_eta->setText(message);

@@ -11,12 +11,15 @@
 #include "ui/apppreferences.h"
 #include "ui/engineworker.h"
 #include "ui/pricing.h"
+#include "ui/libraryservice.h"
 #include "ui/queueservice.h"
+#include "ui/servicethread.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
@@ -34,7 +37,6 @@ class CompareView;
 class EngineThread;
 class Gallery;
 class LibraryPanel;
-class LibraryThread;
 struct LibraryItem;
 class ModelPicker;
 class PreviewView;
@@ -118,6 +120,7 @@ signals:
     void jobStarted(const QString& id);
     void jobDone(const QString& id, const QStringList& files);
     void jobFailed(const QString& id, const QString& error);
+    void jobCancelled(const QString& id);
     void retryRequested(const QString& id);
     void removeRequested(const QString& id);
     void memorySampleRequested();
@@ -174,9 +177,9 @@ private:
     QLabel* m_restoreNotice;
     QLabel* m_previewLabel;
     QueueView* m_queueView;
-    QueueThread* m_queue;
+    std::unique_ptr<ServiceThread<QueueService>> m_queue;
     LibraryPanel* m_library;
-    LibraryThread* m_libraryThread;
+    std::unique_ptr<ServiceThread<LibraryService>> m_libraryThread;
     QString m_shownImageFile;
     QLabel* m_pasteNotice;
     std::vector<api::GenerationSettings> m_undoRestores;          // before each restore, newest last

@@ -163,6 +163,11 @@ void MainWindow::locateRestoredModel(const QString& name, const QString& hash, c
         m_restoreNotice->show();
         return;
     }
+    // No hash to compare (a folder model, the built-in one): the same name is the open model, nothing to find.
+    const QFileInfo open(m_picker->currentModel());
+    if (hash.isEmpty() && !name.isEmpty() &&
+        (name == open.fileName() || name == open.completeBaseName() || name == m_picker->info().displayName))
+        return;
     m_restoreNotice->setText(tr("Looking for model %1 %2…").arg(name.toHtmlEscaped(), hash));
     m_restoreNotice->show();
     emit locateRequested(name, hash, knownModelFolders());

@@ -12,6 +12,8 @@
 
 #include <QCloseEvent>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableWidget>
@@ -126,6 +128,26 @@ void MainWindow::saveState() const {
 
 // Closing during a run cancels it; EngineThread's destructor then joins the worker after the step in flight.
 void MainWindow::closeEvent(QCloseEvent* event) {
+    int waiting = 0;
+    for (const auto& j : m_jobs)
+        waiting += j.state == QLatin1String("pending") && !m_leftoverJobs.count(j.id) && j.id != m_currentJob;
+    if (m_running || waiting > 0) {
+        QMessageBox ask(QMessageBox::Question, tr("Quit DiffusionDesk?"),
+                        m_running ? tr("A run is in progress; it will be cancelled.") : tr("Jobs are waiting in the queue."),
+                        QMessageBox::NoButton, this);
+        ask.setObjectName("quitQuestion");
+        if (waiting > 0)
+            ask.setInformativeText(tr("%n waiting job(s) stay in the queue for the next start.", nullptr, waiting));
+        ask.setStandardButtons(QMessageBox::Close | QMessageBox::Cancel);
+        ask.button(QMessageBox::Close)->setText(tr("Quit"));
+        ask.setDefaultButton(QMessageBox::Cancel);
+        // exec() answers the button; a test's dialog handler answers Accepted or Rejected.
+        const int answer = execDialog(&ask);
+        if (answer != QMessageBox::Close && answer != QDialog::Accepted) {
+            event->ignore();
+            return;
+        }
+    }
     saveState();
     if (m_running) cancel();
     m_engine->worker()->cancel();

@@ -2,6 +2,8 @@
 
 #include "ui/modelinfo.h"
 
+#include "core/memory/plan_effects.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -10,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -85,17 +88,89 @@ PresetDialog::PresetDialog(std::vector<PresetEntry> presets, const QString& reco
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
+    auto* advanced = new QWidget(this);
+    auto* advancedLayout = new QVBoxLayout(advanced);
+    advancedLayout->addWidget(legend);
+    advancedLayout->addWidget(m_table, 1);
+    advancedLayout->addLayout(saveRow);
+    advancedLayout->addWidget(m_message);
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName("presetViews");
+    tabs->addTab(buildSimpleView(), tr("Simple"));
+    tabs->addTab(advanced, tr("Advanced: every toggle"));
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(legend);
-    layout->addWidget(m_table, 1);
-    layout->addLayout(saveRow);
-    layout->addWidget(m_message);
+    layout->addWidget(tabs, 1);
     layout->addWidget(buttons);
-    resize(1100, 380);
+    resize(1100, 420);
 
+    connect(m_table, &QTableWidget::currentCellChanged, this, &PresetDialog::updateSimpleView);
     int start = rowOf(current);
     if (start < 0) start = rowOf(recommended);
     selectRow(std::max(start, 0));
+    updateSimpleView();
+}
+
+QWidget* PresetDialog::buildSimpleView() {
+    auto* view = new QWidget(this);
+    m_gpuMemory = new QComboBox(view);
+    m_gpuMemory->setObjectName("gpuMemory");
+    for (int row = 0; row < int(m_presets.size()); ++row) {
+        const auto& p = m_presets[size_t(row)];
+        QString label = p.preset.name == "cpu" ? tr("no GPU: run on the CPU")
+                                               : tr("%1 of GPU memory").arg(formatBytes(p.preset.budgetBytes));
+        if (p.custom) label = tr("%1 (custom preset)").arg(QString::fromStdString(p.preset.name));
+        if (QString::fromStdString(p.preset.name) == m_recommended) label += tr("  (this machine)");
+        m_gpuMemory->addItem(label, row);
+    }
+    connect(m_gpuMemory, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
+        if (i >= 0) selectRow(m_gpuMemory->itemData(i).toInt());
+    });
+    m_simpleSummary = new QLabel(view);
+    m_simpleSummary->setObjectName("simpleSummary");
+    m_simpleSummary->setWordWrap(true);
+    m_simpleSummary->setTextFormat(Qt::RichText);
+    m_simpleSummary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("My machine has"), view));
+    row->addWidget(m_gpuMemory, 1);
+    auto* layout = new QVBoxLayout(view);
+    layout->addLayout(row);
+    layout->addWidget(m_simpleSummary, 1);
+    return view;
+}
+
+// The selected preset in words: what runs, whether it fits, and what it does to the picture.
+void PresetDialog::updateSimpleView() {
+    const int row = m_table->currentRow();
+    if (!m_simpleSummary || row < 0 || row >= int(m_presets.size())) return;
+    const auto& preset = m_presets[size_t(row)].preset;
+    {
+        const QSignalBlocker block(m_gpuMemory);
+        m_gpuMemory->setCurrentIndex(m_gpuMemory->findData(row));
+    }
+    QString text = tr("<p><b>Runs:</b> %1</p>").arg(QString::fromStdString(preset.strategy).toHtmlEscaped());
+    if (!preset.expectedTime.empty())
+        text += tr("<p><b>Expected time:</b> %1</p>").arg(QString::fromStdString(preset.expectedTime).toHtmlEscaped());
+    const qint64 peak = m_predictor ? m_predictor(preset.plan) : -1;
+    if (peak >= 0) {
+        const bool fits = preset.budgetBytes <= 0 || peak <= preset.budgetBytes;
+        text += tr("<p><b>Predicted peak</b> for this model and size: %1 — <span style='color:%2'>%3</span></p>")
+                    .arg(formatBytes(peak), fits ? QStringLiteral("#147814") : QStringLiteral("#be1e1e"),
+                         fits ? tr("fits %1").arg(formatBytes(preset.budgetBytes))
+                              : tr("over the %1 budget").arg(formatBytes(preset.budgetBytes)));
+    }
+    QStringList changes, keeps;
+    for (const auto& e : memory::planEffects(preset.plan))
+        (e.changesPicture ? changes : keeps)
+            << QStringLiteral("%1 <span style='color:#666'>(%2)</span>")
+                   .arg(QString::fromStdString(e.toggle).toHtmlEscaped(), QString::fromStdString(e.measured).toHtmlEscaped());
+    text += tr("<p><b>Changes the picture slightly</b> compared with full precision: %1</p>")
+                .arg(changes.isEmpty() ? tr("nothing") : changes.join(QStringLiteral(", ")));
+    if (!keeps.isEmpty())
+        text += tr("<p><b>Cannot change the picture:</b> %1</p>").arg(keeps.join(QStringLiteral(", ")));
+    text += tr("<p style='color:#666'>Measured on the built-in demo model (docs/determinism.md). The advanced view "
+               "edits every toggle.</p>");
+    m_simpleSummary->setText(text);
 }
 
 int PresetDialog::rowOf(const QString& name) const {
@@ -200,6 +275,7 @@ void PresetDialog::refreshPrediction(int row) {
     if (peak < 0) {
         item->setText(QStringLiteral("—"));
         item->setToolTip(tr("No prediction for this model yet"));
+        if (row == m_table->currentRow()) updateSimpleView();
         return;
     }
     item->setText(formatBytes(peak));
@@ -207,6 +283,7 @@ void PresetDialog::refreshPrediction(int row) {
     item->setForeground(fits ? QColor(20, 120, 20) : QColor(190, 30, 30));
     item->setToolTip(fits ? tr("Fits the %1 budget").arg(formatBytes(preset.budgetBytes))
                           : tr("Exceeds the %1 budget").arg(formatBytes(preset.budgetBytes)));
+    if (row == m_table->currentRow()) updateSimpleView();  // an edited toggle changes the summary too
 }
 
 void PresetDialog::saveCustom() {

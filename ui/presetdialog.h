@@ -1,13 +1,16 @@
 #pragma once
-// The memory preset table: one row per preset (the 4/6/8/12/24 GB recipe rows, cpu, and the user's own), each
-// row's toggles editable in place, the recommendation for this machine highlighted, the predicted peak for the
-// current model and size per row. OK chooses the selected row; "Save as custom" keeps an edited row.
+// The memory presets. First a simple view: "my GPU has N GB" → the preset that will run, its predicted peak for
+// the current model and size, and which of its toggles change the picture and which cannot (memory::planEffects).
+// Then the advanced view, the table: one row per preset (the 4/6/8/12/24 GB recipe rows, cpu, and the user's
+// own), each row's toggles editable in place, the recommendation for this machine highlighted, the predicted
+// peak per row. OK chooses the selected row; "Save as custom" keeps an edited row.
 #include "ui/presetstore.h"
 
 #include <QDialog>
 
 #include <functional>
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QTableWidget;
@@ -36,6 +39,8 @@ signals:
     void customSaved(const QString& path);
 
 private:
+    QWidget* buildSimpleView();
+    void updateSimpleView();
     void fillRow(int row);
     void refreshPrediction(int row);
     void saveCustom();
@@ -46,6 +51,8 @@ private:
     QTableWidget* m_table;
     QLineEdit* m_customName;
     QLabel* m_message;
+    QComboBox* m_gpuMemory = nullptr;
+    QLabel* m_simpleSummary = nullptr;
 };
 
 } // namespace dd::ui

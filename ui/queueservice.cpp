@@ -7,7 +7,10 @@
 
 namespace dd::ui {
 
-QueueService::QueueService(const QString& journalPath) : m_path(journalPath) {}
+QueueService::QueueService(const QString& journalPath) : m_path(journalPath) {
+    qRegisterMetaType<dd::ui::JobRow>();
+    qRegisterMetaType<QList<dd::ui::JobRow>>();
+}
 QueueService::~QueueService() = default;
 
 // One request: change the queue, then send the whole snapshot (queues are short; done jobs are small).
@@ -52,24 +55,8 @@ void QueueService::done(const QString& id, const QStringList& files) {
 void QueueService::fail(const QString& id, const QString& error) {
     apply([&](queue::JobQueue& q) { q.fail(id.toStdString(), error.toStdString()); });
 }
+void QueueService::cancel(const QString& id) { apply([&](queue::JobQueue& q) { q.cancel(id.toStdString()); }); }
 void QueueService::retry(const QString& id) { apply([&](queue::JobQueue& q) { q.retry(id.toStdString()); }); }
 void QueueService::remove(const QString& id) { apply([&](queue::JobQueue& q) { q.remove(id.toStdString()); }); }
-
-QueueThread::QueueThread(const QString& journalPath, QObject* parent) : QObject(parent), m_service(new QueueService(journalPath)) {
-    qRegisterMetaType<dd::ui::JobRow>();
-    qRegisterMetaType<QList<dd::ui::JobRow>>();
-    m_thread.setObjectName("queue");
-    m_service->moveToThread(&m_thread);
-    connect(&m_thread, &QThread::finished, m_service, &QObject::deleteLater);
-}
-
-void QueueThread::start() { m_thread.start(); }
-
-QueueThread::~QueueThread() {
-    // Requests already posted (a job's start, done or fail) reach the journal before the thread ends.
-    if (m_thread.isRunning()) QMetaObject::invokeMethod(m_service, [] {}, Qt::BlockingQueuedConnection);
-    m_thread.quit();
-    m_thread.wait();
-}
 
 } // namespace dd::ui

@@ -1,6 +1,6 @@
 #pragma once
 // The GUI's generation queue (core/queue JobQueue, a crash-safe journal in the app's data folder) on a thread of
-// its own: every change is fsync'ed before it counts, and an fsync on a busy disk can take longer than the UI may
+// its own (ServiceThread): every change is fsync'ed before it counts, and an fsync on a busy disk can take longer than the UI may
 // stall, so the UI thread never touches the file. The UI sends requests and keeps the snapshot `changed` sends.
 // Opening the journal marks a job left running by a dead process as interrupted; nothing is re-run by itself.
 #include <QList>
@@ -8,7 +8,6 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QThread>
 
 #include <memory>
 
@@ -20,7 +19,7 @@ namespace dd::ui {
 
 struct JobRow {
     QString id;
-    QString state;      // "pending", "running", "done", "failed", "interrupted"
+    QString state;      // "pending", "running", "done", "failed", "cancelled", "interrupted"
     QString specJson;   // GenerationSettings as JSON
     QString error;
     int interruptions = 0;
@@ -38,6 +37,7 @@ public slots:
     void start(const QString& id);
     void done(const QString& id, const QStringList& files);
     void fail(const QString& id, const QString& error);
+    void cancel(const QString& id);
     void retry(const QString& id);
     void remove(const QString& id);
 
@@ -52,20 +52,6 @@ private:
 
     QString m_path;
     std::unique_ptr<queue::JobQueue> m_queue;
-};
-
-// Owns the thread; on destruction, finishes every request already sent, then joins.
-class QueueThread : public QObject {
-    Q_OBJECT
-public:
-    QueueThread(const QString& journalPath, QObject* parent = nullptr);
-    ~QueueThread() override;
-    QueueService* service() const { return m_service; }
-    void start();  // after the owner's connections to service(), as EngineThread::start
-
-private:
-    QThread m_thread;
-    QueueService* m_service;
 };
 
 } // namespace dd::ui

@@ -29,6 +29,7 @@ const char* jobStateName(JobState s) {
     case JobState::Running: return "running";
     case JobState::Done: return "done";
     case JobState::Failed: return "failed";
+    case JobState::Cancelled: return "cancelled";
     case JobState::Interrupted: return "interrupted";
     }
     return "?";
@@ -61,11 +62,16 @@ std::string JobQueue::applyLine(std::vector<Job>& jobs, const std::string& line)
     } else if (event == "failed") {
         j->state = JobState::Failed;
         j->error = str(e, "error");
+    } else if (event == "cancelled") {
+        j->state = JobState::Cancelled;
     } else if (event == "interrupted") {
         j->state = JobState::Interrupted;
         ++j->interruptions;
     } else if (event == "retry") {
-        if (j->state != JobState::Done) j->state = JobState::Pending;
+        if (j->state != JobState::Running) {
+            j->state = JobState::Pending;
+            j->error.clear();  // a retried job's old failure no longer describes it
+        }
     } else if (event == "remove") {
         jobs.erase(jobs.begin() + (j - jobs.data()));
     } else {
@@ -141,6 +147,10 @@ void JobQueue::done(const std::string& id, const std::vector<std::string>& files
 void JobQueue::fail(const std::string& id, const std::string& error) {
     get(id);
     record({{"event", "failed"}, {"id", id}, {"error", error}});
+}
+void JobQueue::cancel(const std::string& id) {
+    get(id);
+    record({{"event", "cancelled"}, {"id", id}});
 }
 void JobQueue::interrupt(const std::string& id) {
     get(id);

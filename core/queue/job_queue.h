@@ -1,13 +1,14 @@
 #pragma once
 // A generation queue that survives crashes: every change is one JSON line appended to a journal and fsync'ed
-// before the call returns (enqueue, start, done, failed, interrupted, retry). Reopening replays the journal.
+// before the call returns (enqueue, start, done, failed, cancelled, interrupted, retry). Reopening replays the journal.
 //
 //   JobQueue q(dir + "/queue.jsonl");           // a job left "running" by a dead process is now "interrupted"
 //   q.enqueue("", settingsJson, "cat-00001");   // returns the new id
 //   while (const Job* j = q.next()) { q.start(j->id); ...; q.done(j->id, {"cat-00001.png"}); }
 //
 // Rules (InvokeAI's, not ComfyUI's endless crash loop): a job that was running when the process died is marked
-// interrupted and next() never picks it again by itself; retry(id) is an explicit decision. Done jobs stay done.
+// interrupted and next() never picks it again by itself; retry(id) is an explicit decision (a done job runs
+// again too). Only pending jobs are ever picked by next().
 // Removing a job is an event too (replay drops it). Pure (std + nlohmann_json), Qt-free: the CLI batch runner
 // and the GUI share it. Not thread-safe: one owner.
 #include <nlohmann/json.hpp>
@@ -20,8 +21,8 @@ namespace dd::queue {
 
 class AppendLog;
 
-enum class JobState { Pending, Running, Done, Failed, Interrupted };
-const char* jobStateName(JobState s);  // "pending", "running", "done", "failed", "interrupted"
+enum class JobState { Pending, Running, Done, Failed, Cancelled, Interrupted };
+const char* jobStateName(JobState s);  // "pending", "running", "done", "failed", "cancelled", "interrupted"
 
 struct Job {
     std::string id;
@@ -47,8 +48,9 @@ public:
     void start(const std::string& id);
     void done(const std::string& id, const std::vector<std::string>& files);
     void fail(const std::string& id, const std::string& error);
+    void cancel(const std::string& id);  // the user stopped it: not a failure, and not picked again by itself
     void interrupt(const std::string& id);
-    void retry(const std::string& id);  // an interrupted or failed job becomes pending again
+    void retry(const std::string& id);  // any job not running becomes pending again; its last error is cleared
     void remove(const std::string& id); // gone from the queue (the GUI's Remove); throws for a running job
 
     const std::vector<Job>& jobs() const { return m_jobs; }

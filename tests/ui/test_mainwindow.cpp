@@ -14,6 +14,7 @@
 #include "ui/presetdialog.h"
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
+#include "ui/queueview.h"
 #include "ui/vramgauge.h"
 
 #include <QCheckBox>
@@ -148,6 +149,12 @@ private slots:
         QVERIFY(w.statusBar()->currentMessage().contains("Cancelled"));
         QVERIFY(progress->value() < 150);
         QCOMPARE(w.gallery()->count(), 0);
+        // The queue says what happened: cancelled, not failed; Retry runs it again, to the end.
+        QTRY_COMPARE(w.queueView()->stateOf("job-1"), QString("cancelled"));
+        w.queueView()->select("job-1");
+        QTest::mouseClick(w.findChild<QPushButton*>("retryJob"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(w.queueView()->stateOf("job-1"), QString("done"), 120000);
+        QCOMPARE(w.gallery()->count(), 1);
     }
 
     void shortcutsGenerateAndCancel() {
@@ -311,7 +318,18 @@ private slots:
         setSmall(*w, 150);
         QTest::mouseClick(w->findChild<QPushButton*>("generate"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(w->findChild<QProgressBar*>("progress")->value() >= 1, 120000);
-        w->close();
+        // Quitting during a run asks first; "Cancel" keeps the window and the run.
+        QStringList asked;
+        dd::ui::setDialogHandler([&](QDialog* d) {
+            asked << d->objectName();
+            return int(QDialog::Rejected);
+        });
+        QVERIFY(!w->close());
+        QCOMPARE(asked, QStringList{"quitQuestion"});
+        QVERIFY(w->isRunning());
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Accepted); });
+        QVERIFY(w->close());
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
         delete w;  // joins the engine thread after the step in flight; a hang here fails the test by timeout
     }
 

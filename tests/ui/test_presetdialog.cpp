@@ -1,5 +1,6 @@
 // The preset dialog: the recommended row is highlighted, toggles edit the selected preset's MemoryPlan, a custom
 // preset is saved where loadAllPresets finds it again.
+#include "ui/modelinfo.h"
 #include "ui/presetdialog.h"
 
 #include <QCheckBox>
@@ -48,6 +49,37 @@ private slots:
         QVERIFY(!d.table()->item(0, PresetDialog::Name)->text().startsWith(QStringLiteral("★")));
         QCOMPARE(d.selectedPreset().name, std::string("8gb"));
         QVERIFY(d.findChild<QLabel*>("recommendation")->text().contains("8gb"));
+    }
+
+    // The simple view: choosing the machine's memory selects that preset, and the summary says what runs, its
+    // predicted peak against the budget, and which toggles change the picture and which cannot.
+    void simpleViewSaysWhatRunsAndWhatItDoesToThePicture() {
+        auto all = rows();
+        all[0].preset.plan.unet = dd::api::Precision::FP16;
+        all[0].preset.plan.vaeSlicing = true;
+        all[0].preset.plan.offload = dd::api::Offload::Model;
+        PresetDialog d(all, "8gb", "24gb", [](const dd::api::MemoryPlan& p) {
+            return qint64(p.unet == dd::api::Precision::FP16 ? 3 : 9) << 30;
+        }, nullptr);
+        auto* memory = d.findChild<QComboBox*>("gpuMemory");
+        auto* summary = d.findChild<QLabel*>("simpleSummary");
+        QVERIFY(memory && summary);
+        QCOMPARE(memory->count(), 4);
+        QVERIFY(memory->itemText(1).contains("this machine"));
+        QVERIFY(summary->text().contains("strategy for 24gb"));
+        QVERIFY2(summary->text().contains("fits"), qPrintable(summary->text()));
+        memory->setCurrentIndex(0);
+        QCOMPARE(d.selectedPreset().name, std::string("4gb"));
+        const QString text = summary->text();
+        QVERIFY2(text.contains("strategy for 4gb") && text.contains(dd::ui::formatBytes(qint64(3) << 30)) && text.contains("fits"), qPrintable(text));
+        const int changes = int(text.indexOf("Changes the picture")), keeps = int(text.indexOf("Cannot change"));
+        QVERIFY(changes >= 0 && keeps > changes);
+        QVERIFY(text.indexOf("UNet fp16") > changes && text.indexOf("UNet fp16") < keeps);
+        QVERIFY(text.indexOf("VAE slicing") > keeps && text.indexOf("CPU offload") > keeps);
+        memory->setCurrentIndex(1);  // 8 GB at fp32: 9 GiB predicted
+        QVERIFY2(summary->text().contains("over the"), qPrintable(summary->text()));
+        d.findChild<QComboBox*>("precision_1")->setCurrentText("fp16");  // edited in the advanced view
+        QVERIFY2(summary->text().contains("UNet fp16") && summary->text().contains("fits"), qPrintable(summary->text()));
     }
 
     void togglesEditThePlan() {

@@ -45,6 +45,41 @@ private slots:
         QCOMPARE(again.find("job-1")->state, JobState::Done);
     }
 
+    // A cancelled job is neither failed nor picked again; Retry runs any finished job again, done ones too,
+    // and clears the old error.
+    void cancelAndRetry() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("queue.jsonl").toStdString();
+        {
+            JobQueue q(path);
+            q.enqueue("a", {}, "a");
+            q.enqueue("b", {}, "b");
+            q.enqueue("c", {}, "c");
+            q.start("a");
+            q.cancel("a");
+            q.start("b");
+            q.fail("b", "out of memory");
+            q.start("c");
+            q.done("c", {"c.png"});
+        }
+        JobQueue q(path);
+        QCOMPARE(q.find("a")->state, JobState::Cancelled);
+        QCOMPARE(std::string(jobStateName(q.find("a")->state)), std::string("cancelled"));
+        QVERIFY(q.find("a")->error.empty());
+        QVERIFY(!q.next());
+        q.retry("b");
+        QCOMPARE(q.find("b")->state, JobState::Pending);
+        QVERIFY(q.find("b")->error.empty());
+        q.retry("c");
+        QCOMPARE(q.find("c")->state, JobState::Pending);
+        q.start("a");
+        q.retry("a");  // running: Retry means nothing until it ends
+        QCOMPARE(q.find("a")->state, JobState::Running);
+        JobQueue again(path);
+        QVERIFY(again.find("b")->error.empty());
+        QCOMPARE(again.find("c")->state, JobState::Pending);
+    }
+
     void removedJobsStayRemoved() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("queue.jsonl").toStdString();
