@@ -56,8 +56,6 @@ void LibraryModel::open(const QString& dbPath) {
     m_ids.clear();
     try {
         m_library = std::make_unique<library::Library>(dbPath.toStdString(), library::Library::Checked::No);
-        const auto ids = m_library->ids(*m_query);
-        m_ids.assign(ids.begin(), ids.end());
     } catch (const std::exception&) {
         m_library.reset();  // the owner reports what is wrong with the index
     }
@@ -202,9 +200,6 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_modelFilter, &QComboBox::currentIndexChanged, this, &LibraryPanel::applyQuery);
     connect(m_view, &QListView::clicked, this, [this](const QModelIndex& i) {
-        if (auto item = m_model->item(i.row())) emit showRequested(*item);
-    });
-    connect(m_view, &QListView::activated, this, [this](const QModelIndex& i) {
         if (auto item = m_model->item(i.row())) emit showRequested(*item);
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& i) {

@@ -46,7 +46,8 @@ public:
     explicit LibraryModel(QObject* parent = nullptr);
     ~LibraryModel() override;
 
-    // Opens the reading connection to an index its owner (LibraryService) has opened and checked.
+    // Opens the reading connection to an index its owner (LibraryService) has opened and checked; the rows come
+    // with the next setQuery or refresh.
     void open(const QString& dbPath);
     bool isOpen() const { return bool(m_library); }
     void setQuery(const library::Query& query);

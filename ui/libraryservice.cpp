@@ -69,8 +69,8 @@ void LibraryService::save(const QString& jobId, const api::GenerationResult& res
             if (!m_library) continue;
             // The file is saved whatever happens to the index: a failed index write is rebuilt by the next scan.
             try {
-                const auto id = m_library->put(library::entryFromFile(f.image));
-                m_library->setThumbnail(id, imaging::thumbnailOf(result.images[i]));
+                library::indexFile(*m_library, f.image,
+                                   [&](const std::string&) { return imaging::thumbnailOf(result.images[i]); });
             } catch (const std::exception& e) {
                 emit problem(tr("Saved %1, but the library index did not take it: %2")
                                  .arg(QString::fromStdString(f.image), QString::fromStdString(e.what())));
@@ -104,11 +104,6 @@ void LibraryService::trash(const QList<qint64>& ids) {
         }
     }
     if (removed) emit changed();
-}
-
-void LibraryService::setFolders(const QStringList& folders) {
-    m_folders = folders;
-    scanAll();
 }
 
 } // namespace dd::ui

@@ -43,7 +43,6 @@ public slots:
     void save(const QString& jobId, const dd::api::GenerationResult& result, const dd::ui::SaveOptions& options);
     void scan(const QString& folder);
     void trash(const QList<qint64>& ids);
-    void setFolders(const QStringList& folders);
 
 signals:
     void opened(const QString& dbPath, const QString& note);  // note: "" unless the index was rebuilt

@@ -9,10 +9,8 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -32,19 +30,6 @@ std::string absolute(const std::string& path) {
     std::error_code ec;
     fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
     return ec ? fs::absolute(path).lexically_normal().string() : p.string();
-}
-
-// The creation time a sidecar records, or "" (no sidecar, or one that does not read).
-std::string sidecarCreatedAt(const std::string& sidecarPath) {
-    std::ifstream in(sidecarPath, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    try {
-        return settings::readSidecar(text.str()).createdAt;
-    } catch (const std::exception&) {
-        return {};
-    }
 }
 
 std::optional<settings::Restored> restoreImage(const std::string& path) {
@@ -81,15 +66,18 @@ Entry entryFromFile(const std::string& imagePath) {
         throw LibraryError(imagePath + ": cannot be read (no such file)");
     e.fileBytes = int64_t(st.st_size);
     e.fileMtime = int64_t(st.st_mtime);
+    // The sidecar beside it, read once: its creation time, and the settings when the image carries none.
+    std::optional<settings::Restored> fromSidecar;
     const std::string sidecar = settings::sidecarPathFor(e.path);
     std::error_code ec;
     if (fs::is_regular_file(sidecar, ec)) {
         e.sidecarPath = sidecar;
-        e.createdAt = sidecarCreatedAt(sidecar);
+        fromSidecar = restoreSidecar(sidecar);
+        if (fromSidecar && fromSidecar->sidecar) e.createdAt = fromSidecar->sidecar->createdAt;
     }
     // The image's own metadata first; a file whose bytes are not an image (read as plain text) has none.
     std::optional<settings::Restored> r = restoreImage(e.path);
-    if (!r && !e.sidecarPath.empty()) r = restoreSidecar(e.sidecarPath);
+    if (!r) r = std::move(fromSidecar);
     if (r) {
         const auto& s = r->settings;
         e.prompt = s.prompt;

@@ -36,6 +36,6 @@ int main(int argc, char** argv) {
         std::snprintf(name, sizeof name, "/img-%05d.png", i);
         const auto image = pattern(size, i);
         dd::imaging::exportImageAs(dir + name, dd::imaging::ExportFormat::Png, 95, image, sc, "m");
-        if (lib) lib->setThumbnail(lib->put(dd::library::entryFromFile(dir + name)), dd::imaging::thumbnailOf(image));
+        if (lib) dd::library::indexFile(*lib, dir + name, [&](const std::string&) { return dd::imaging::thumbnailOf(image); });
     }
 }
