@@ -7,9 +7,8 @@
 // Exit status: 0 identical, 3 not identical, 1 for errors (bad file, model not found...).
 #include "app/cli_commands.h"
 #include "core/compare/verify.h"
+#include "core/compare/verify_file.h"
 #include "core/pipeline/engine.h"
-#include "core/settings/model_lookup.h"
-#include "core/settings/restore.h"
 #include "imaging/compare.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
@@ -31,20 +30,6 @@ struct VerifyOptions {
     std::string file, image, model;
     std::vector<std::string> modelFolders;
 };
-
-// The image a sidecar describes: same name, an image extension.
-std::string imageNextTo(const std::string& sidecar) {
-    for (const char* ext : {".png", ".webp", ".jpg", ".jpeg"}) {
-        const auto p = fs::path(sidecar).replace_extension(ext);
-        if (fs::is_regular_file(p)) return p.string();
-    }
-    return "";
-}
-
-std::string folderOf(const std::string& path) {
-    const auto parent = fs::path(path).parent_path();
-    return parent.empty() ? "." : parent.string();
-}
 
 class Verify : public Command {
 public:
@@ -70,50 +55,13 @@ private:
 } // namespace
 
 int Verify::run() {
-    if (!fs::is_regular_file(o.file)) throw std::invalid_argument(o.file + ": no such file");
-    const settings::Restored r = settings::restoreFromFile(o.file);
-
-    compare::Recorded recorded;
-    recorded.settings = r.settings;
-    int index = 0;
-    if (r.sidecar) {
-        recorded.settings = r.sidecar->settings;
-        index = r.sidecar->imageIndex;
-        // An environment without a torch version was never filled (older writers): unknown, not "different".
-        if (!r.sidecar->environment.torchVersion.empty()) recorded.environment = r.sidecar->environment;
-    }
-    for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
-
-    // The model: --model, else the demo by name, else the recorded hash / name among --models (or FILE's folder).
-    if (!o.model.empty()) {
-        recorded.settings.model = o.model;
-    } else {
-        const std::string& recordedModel = r.sidecar ? r.sidecar->settings.model : r.settings.model;
-        const std::string name = recordedModel.rfind("demo:", 0) == 0 ? recordedModel : r.modelName;
-        std::vector<std::string> folders = o.modelFolders;
-        if (folders.empty() && name.rfind("demo:", 0) != 0) folders.push_back(folderOf(o.file));
-        recorded.settings.model = settings::resolveRestoredModel(name, r.modelHash, folders);
-    }
-    {
-        std::vector<std::string> folders = o.modelFolders;
-        if (folders.empty()) folders.push_back(folderOf(o.file));
-        recorded.settings.refiner.model =
-            settings::resolveRestoredRefiner(recorded.settings.refiner.model, recorded.settings.refiner.hash, folders);
-    }
-
+    compare::VerifyFile f = compare::verifyFileFrom(o.file, o.image, o.model, o.modelFolders);
+    for (const auto& w : f.notes) std::cerr << "note: " << w << "\n";
+    compare::Recorded& recorded = f.recorded;
     std::optional<api::Image> init;
-    if (!recorded.settings.initImage.empty()) {
-        // Metadata names a bare file; it is looked up only next to FILE.
-        const auto inside = settings::resolveInsideFolder(folderOf(o.file), fs::path(recorded.settings.initImage).filename().string());
-        if (!inside)
-            throw std::invalid_argument(o.file + " was made from the init image '" + recorded.settings.initImage +
-                                        "'; put it next to " + o.file + " to verify it");
-        init = imaging::readImage(*inside);
-        recorded.settings.initImage = *inside;
-    }
-
-    const std::string imagePath = !o.image.empty() ? o.image : imaging::hasImageExtension(o.file) ? o.file : imageNextTo(o.file);
-    if (!imagePath.empty()) recorded.images.push_back({index, imaging::readImage(imagePath)});
+    if (!f.initImagePath.empty()) init = imaging::readImage(f.initImagePath);
+    const std::string& imagePath = f.imagePath;
+    if (!imagePath.empty()) recorded.images[0].image = imaging::readImage(imagePath);
 
     const auto& s = recorded.settings;
     std::cout << "verify:  " << o.file << (imagePath.empty() || imagePath == o.file ? "" : " against " + imagePath) << "\n"

@@ -1,6 +1,7 @@
 // diffusiondesk: the desktop app. Opens on the model given as the first argument, the last one used, or (first
-// start) the built-in shapes model, else the random-weight demo. `--screenshot DIR` renders the main window, the preset dialog and a finished generation into
-// DIR/*.png (the preferences too; with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
+// start) the built-in shapes model, else the random-weight demo. `--screenshot DIR` renders the main window, the
+// preset dialog, the preferences, a finished generation, the library, a batch grid and the zoomed canvas into
+// DIR/*.png (with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
 // (scripts/screenshots.sh runs it under Xvfb).
 #include "core/resources.h"
 #include "ui/dialoghooks.h"
@@ -9,6 +10,7 @@
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/presetdialog.h"
+#include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
 
@@ -121,6 +123,18 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     window.libraryPanel()->searchBox()->setText(QString::fromStdString(s.prompt).section(' ', 2, 2));
     wait(800);
     ok = save(&window, dir, "library.png") && ok;
+    // A batch of four as a grid on the canvas, then one of them alone, zoomed in.
+    panel->findChild<QSpinBox*>("batchCount")->setValue(1);
+    panel->findChild<QSpinBox*>("batchSize")->setValue(4);
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    window.startGeneration();
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "batch-grid.png") && ok;
+    window.previewView()->setCurrentIndex(2);
+    window.previewView()->setZoom(2.5);
+    wait(300);
+    ok = save(&window, dir, "viewer.png") && ok;
     return ok ? 0 : 1;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders the main window, the memory preset dialog, a model load in progress (the tiny fixture model, when
-# build/fixtures has it), the queue and a finished generation (the built-in shapes model, or the random-weight demo
+# build/fixtures has it), the queue, a finished generation, the library, a batch grid and the zoomed canvas (the built-in shapes model, or the random-weight demo
 # when the build has none) into docs/screenshots/*.png
 # under a virtual X server, for the README.
 #   scripts/screenshots.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, docs/screenshots)

@@ -27,6 +27,7 @@ AppPreferences AppPreferences::load() {
     p.nameTemplate = q.value("saving/nameTemplate", QString::fromLatin1(kDayFolderNameTemplate)).toString();
     p.format = q.value("saving/format", p.format).toString();
     p.quality = std::clamp(q.value("saving/quality", p.quality).toInt(), 1, 100);
+    p.watchedFolders = q.value("library/watchedFolders").toStringList();
     p.taesdPreviews = q.value("previews/taesd", true).toBool();
     p.taesdFolder = q.value("previews/taesdFolder").toString();
     p.modelFolders = q.value("models/folders").toStringList();
@@ -41,6 +42,7 @@ void AppPreferences::save() const {
     q.setValue("saving/nameTemplate", nameTemplate);
     q.setValue("saving/format", format);
     q.setValue("saving/quality", quality);
+    q.setValue("library/watchedFolders", watchedFolders);
     q.setValue("previews/taesd", taesdPreviews);
     q.setValue("previews/taesdFolder", taesdFolder);
     q.setValue("models/folders", modelFolders);

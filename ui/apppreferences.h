@@ -1,5 +1,6 @@
 #pragma once
-// Preferences besides the price profile (QSettings): where finished images are saved, live previews through
+// Preferences besides the price profile (QSettings): where finished images are saved (and which other folders
+// the library watches), live previews through
 // TAESD, the folders where models are looked for when restored settings name a model by hash, and the CPU
 // threads a run may use.
 #include <QString>
@@ -16,6 +17,7 @@ struct AppPreferences {
     QString nameTemplate;       // as the CLI's --name (settings/file_name_template.h)
     QString format = QStringLiteral("png");  // png, jpg, webp
     int quality = 95;           // JPEG / WebP
+    QStringList watchedFolders; // other programs' images: in the library, and watched while the app runs
     bool taesdPreviews = true;  // TAESD when configured or found next to the model
     QString taesdFolder;        // "" = look next to the model
     QStringList modelFolders;   // searched (with the recent models' folders) to locate a restored model

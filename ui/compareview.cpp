@@ -1,5 +1,7 @@
 #include "ui/compareview.h"
 
+#include "ui/viewtransform.h"
+
 #include <QButtonGroup>
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -36,8 +38,8 @@ public:
     QString labelA = "A", labelB = "B";
     CompareView::Mode mode = CompareView::Mode::SideBySide;
     bool heatmap = false, blinkB = false;
-    double zoom = 1.0, swipe = 0.5;
-    QPointF center;  // image point shown at each pane's centre
+    double swipe = 0.5;
+    ViewTransform view;  // one for every pane: zoom and pan stay in step
     std::function<void()> onToggle;  // blink: click / space
 
     const QImage& second() const { return heatmap && !heat.isNull() ? heat : b; }
@@ -52,9 +54,7 @@ public:
     void fit() {
         const QSize s = imageSize();
         if (s.isEmpty()) return;
-        const QRect p = panes().front();
-        zoom = std::min(double(p.width()) / s.width(), double(p.height()) / s.height());
-        center = QPointF(s.width() / 2.0, s.height() / 2.0);
+        view.fit(s, panes().front().size());
         update();
     }
 
@@ -63,7 +63,7 @@ protected:
         QPainter painter(this);
         painter.fillRect(rect(), palette().color(QPalette::Dark));
         // Enlarged: nearest neighbour, so single pixels are seen as they are.
-        painter.setRenderHint(QPainter::SmoothPixmapTransform, zoom < 1.0);
+        painter.setRenderHint(QPainter::SmoothPixmapTransform, view.zoom < 1.0);
         const auto panesNow = panes();
         if (mode == CompareView::Mode::SideBySide) {
             drawImage(painter, panesNow[0], a, labelA);
@@ -88,11 +88,7 @@ protected:
     }
     void wheelEvent(QWheelEvent* e) override {
         // Zoom about the point under the cursor: it stays where it is.
-        const QRect pane = paneAt(e->position().toPoint());
-        const QPointF before = toImage(pane, e->position());
-        const double factor = std::pow(1.0015, e->angleDelta().y());
-        zoom = std::clamp(zoom * factor, 0.02, 64.0);
-        center += before - toImage(pane, e->position());
+        view.zoomAbout(paneAt(e->position().toPoint()), e->position(), ViewTransform::wheelFactor(e->angleDelta().y()));
         update();
         e->accept();
     }
@@ -104,7 +100,7 @@ protected:
         if (!(e->buttons() & Qt::LeftButton)) return;
         const QPointF delta = e->position() - m_dragFrom;
         if (delta.manhattanLength() > 2) m_moved = true;
-        center -= delta / zoom;
+        view.panBy(delta);
         m_dragFrom = e->position();
         update();
     }
@@ -128,15 +124,11 @@ private:
             if (r.contains(p)) return r;
         return panes().front();
     }
-    QPointF toImage(const QRect& pane, QPointF widgetPoint) const {
-        return center + (widgetPoint - QRectF(pane).center()) / zoom;
-    }
     void drawImage(QPainter& painter, const QRect& pane, const QImage& img, const QString& label) {
         if (img.isNull()) return;
         painter.save();
         painter.setClipRect(pane, Qt::IntersectClip);
-        const QPointF topLeft = QRectF(pane).center() - center * zoom;
-        painter.drawImage(QRectF(topLeft, QSizeF(img.width() * zoom, img.height() * zoom)), img);
+        painter.drawImage(view.imageRect(pane, img.size()), img);
         painter.restore();
         if (!label.isEmpty()) drawLabel(painter, pane.topLeft() + QPoint(6, 6), label);
     }
@@ -294,17 +286,17 @@ void CompareView::setHeatmap(bool on) {
     m_canvas->update();
 }
 
-double CompareView::zoom() const { return m_canvas->zoom; }
-QPointF CompareView::pan() const { return m_canvas->center; }
+double CompareView::zoom() const { return m_canvas->view.zoom; }
+QPointF CompareView::pan() const { return m_canvas->view.center; }
 
 void CompareView::setZoom(double zoom) {
-    m_canvas->zoom = std::clamp(zoom, 0.02, 64.0);
+    m_canvas->view.zoom = std::clamp(zoom, ViewTransform::kMinZoom, ViewTransform::kMaxZoom);
     m_canvas->m_userZoomed = true;
     m_canvas->update();
 }
 
 void CompareView::setPan(QPointF imagePoint) {
-    m_canvas->center = imagePoint;
+    m_canvas->view.center = imagePoint;
     m_canvas->m_userZoomed = true;
     m_canvas->update();
 }

@@ -1,11 +1,13 @@
 #include "ui/engineworker.h"
 
+#include "core/compare/verify_file.h"
 #include "core/io/model_error.h"
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
 #include "imaging/control_preprocess.h"
+#include "imaging/png.h"
 #include "ui/modelinspector.h"
 #include "ui/previewcadence.h"
 #include "ui/threadpriority.h"
@@ -168,6 +170,48 @@ void EngineWorker::locateRefiner(const QString& recorded, const QString& hash, c
     }
 }
 
+namespace {
+
+// Image `index` of a run as a run of its own: its seed, a batch of one (what the compare view's diff should see).
+api::GenerationResult single(const api::GenerationResult& run, const api::Image& image, int index) {
+    api::GenerationResult r = run;
+    r.images = {image};
+    r.settings.seed += index;
+    r.settings.batchSize = 1;
+    return r;
+}
+
+} // namespace
+
+void EngineWorker::verify(const QString& file, const QStringList& modelFolders) {
+    m_cancel.reset();
+    VerifyOutcome out;
+    out.file = file;
+    try {
+        std::vector<std::string> folders;
+        for (const QString& f : modelFolders) folders.push_back(f.toStdString());
+        compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, {}, folders);
+        std::optional<api::Image> init;
+        if (!input.initImagePath.empty()) init = imaging::readImage(input.initImagePath);
+        if (!input.imagePath.empty()) input.recorded.images[0].image = imaging::readImage(input.imagePath);
+        SignalObserver observer(this, m_previewBudget.load());
+        const compare::VerifyReport report = compare::verify(engine(), input.recorded, m_cancel, &observer, init ? &*init : nullptr);
+        out.identical = report.identical;
+        out.report = QString::fromStdString(compare::describe(report));
+        if (!report.images.empty()) {
+            const int index = report.images.front().index;
+            api::GenerationResult recorded;
+            recorded.settings = input.recorded.settings;
+            if (input.recorded.environment) recorded.environment = *input.recorded.environment;
+            out.recorded = single(recorded, input.recorded.images.front().image, index);
+            out.rerun = single(report.rerun, report.rerun.images[size_t(index)], index);
+        }
+    } catch (const std::exception& e) {
+        out.error = QString::fromStdString(api::failureMessage(e));
+    }
+    emit verified(out);
+}
+
 void EngineWorker::sampleMemory() {
     try {
         if (m_cudaDevice == -2) m_cudaDevice = memory::cudaDeviceCount() > 0 ? 0 : -1;
@@ -184,6 +228,7 @@ EngineThread::EngineThread(QObject* parent) : QObject(parent), m_worker(new Engi
     qRegisterMetaType<dd::ui::PreviewStats>();
     qRegisterMetaType<dd::ui::ModelInfo>();
     qRegisterMetaType<dd::api::MemoryPlan>();
+    qRegisterMetaType<dd::ui::VerifyOutcome>();
     m_thread.setObjectName("engine");
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);

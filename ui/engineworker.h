@@ -30,6 +30,15 @@ struct PreviewStats {
     double costFraction() const { return stepSeconds > 0 ? previewSeconds / stepSeconds : 0; }
 };
 
+// What Verify found for one file (the CLI's verify: rerun its settings, compare the pixels hash for hash).
+struct VerifyOutcome {
+    QString file;
+    QString error;             // set: no verdict (unreadable file, model not found, cancelled)
+    bool identical = false;
+    QString report;            // compare::describe: verdict, hashes, pixel difference, environment changes
+    api::GenerationResult recorded, rerun;  // the file's image and the rerun's, each with its settings (batch of 1)
+};
+
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
@@ -59,6 +68,8 @@ public slots:
     void locateRefiner(const QString& recorded, const QString& hash, const QStringList& folders);
     // One memory sample now (the UI asks for one periodically while no run is going).
     void sampleMemory();
+    // Reruns what `file` records (model found by hash or name in `modelFolders`) and compares: verified.
+    void verify(const QString& file, const QStringList& modelFolders);
 
 signals:
     // `preview` is null on steps the adaptive cadence skipped.
@@ -77,6 +88,7 @@ signals:
     void modelNotFound(const QString& message);
     void refinerLocated(const QString& path);
     void refinerNotFound(const QString& message);
+    void verified(const dd::ui::VerifyOutcome& outcome);
 
 private:
     ThreadInbox* m_inbox = new ThreadInbox(this);
@@ -121,3 +133,4 @@ Q_DECLARE_METATYPE(dd::api::GenerationResult)
 Q_DECLARE_METATYPE(dd::api::MemorySample)
 Q_DECLARE_METATYPE(dd::ui::PreviewStats)
 Q_DECLARE_METATYPE(dd::api::MemoryPlan)
+Q_DECLARE_METATYPE(dd::ui::VerifyOutcome)

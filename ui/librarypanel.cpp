@@ -1,6 +1,7 @@
 #include "ui/librarypanel.h"
 
 #include "core/library/library.h"
+#include "core/library/search.h"
 #include "core/settings/a1111_parameters.h"
 #include "core/settings/restore.h"
 
@@ -14,19 +15,27 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QActionGroup>
 #include <QMenu>
 #include <QMimeData>
 #include <QTimer>
+#include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace dd::ui {
 namespace {
 
 constexpr int kCell = 132;  // thumbnail cell: a 128-pixel preview and its margin
 
+// The seed (or the file name) and, when set, the favourite heart and the stars.
 QString caption(const library::Entry& e) {
-    return e.seed >= 0 ? QString::number(e.seed) : QFileInfo(QString::fromStdString(e.path)).fileName();
+    QString text = e.seed >= 0 ? QString::number(e.seed) : QFileInfo(QString::fromStdString(e.path)).fileName();
+    if (e.favourite) text = QStringLiteral("\u2665 ") + text;
+    if (e.rating > 0) text += QStringLiteral(" ") + QString(e.rating, QChar(0x2605));
+    return text;
 }
 
 QString tooltip(const library::Entry& e) {
@@ -149,17 +158,26 @@ std::optional<LibraryItem> LibraryModel::item(int row) const {
     const library::Entry* e = entry(row);
     if (!e) return std::nullopt;
     return LibraryItem{e->id, QString::fromStdString(e->path), QString::fromStdString(e->prompt), e->seed,
-                       QString::fromStdString(e->modelName)};
+                       QString::fromStdString(e->modelName), e->rating, e->favourite};
 }
 
-QStringList LibraryModel::modelNames() const {
+namespace {
+template <class Read>
+QStringList listOf(Read read) {
     QStringList out;
-    if (!m_library) return out;
     try {
-        for (const auto& m : m_library->modelNames()) out << QString::fromStdString(m);
+        for (const auto& v : read()) out << QString::fromStdString(v);
     } catch (const std::exception&) {
     }
     return out;
+}
+} // namespace
+
+QStringList LibraryModel::modelNames() const {
+    return m_library ? listOf([this] { return m_library->modelNames(); }) : QStringList();
+}
+QStringList LibraryModel::samplers() const {
+    return m_library ? listOf([this] { return m_library->samplers(); }) : QStringList();
 }
 
 LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
@@ -169,9 +187,27 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
     m_search->setObjectName("librarySearch");
     m_search->setPlaceholderText(tr("Search prompts…"));
     m_search->setClearButtonEnabled(true);
+    m_search->setToolTip(QString::fromStdString(library::searchHelp()));
     m_modelFilter = new QComboBox(this);
     m_modelFilter->setObjectName("libraryModelFilter");
     m_modelFilter->addItem(tr("All models"));
+    m_favourites = new QToolButton(this);
+    m_favourites->setObjectName("libraryFavourites");
+    m_favourites->setText(QStringLiteral("\u2665"));
+    m_favourites->setCheckable(true);
+    m_favourites->setToolTip(tr("Favourites only"));
+    // A long model name widens the list, not the window.
+    m_modelFilter->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_modelFilter->setMinimumContentsLength(10);
+    // The order and the sampler behind one button: the panel stays narrow enough for a 900-pixel window.
+    m_order = library::Sort::Newest;
+    m_orderMenu = new QMenu(this);
+    m_orderButton = new QToolButton(this);
+    m_orderButton->setObjectName("libraryOrder");
+    m_orderButton->setText(tr("Sort"));
+    m_orderButton->setMenu(m_orderMenu);
+    m_orderButton->setPopupMode(QToolButton::InstantPopup);
+    rebuildOrderMenu({});
     m_count = new QLabel(this);
     m_count->setObjectName("libraryCount");
     m_view = new QListView(this);
@@ -199,11 +235,15 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
     connect(m_searchDelay, &QTimer::timeout, this, &LibraryPanel::applyQuery);
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_modelFilter, &QComboBox::currentIndexChanged, this, &LibraryPanel::applyQuery);
+    connect(m_favourites, &QToolButton::toggled, this, &LibraryPanel::applyQuery);
+    // A click shows the image (again, when the canvas shows something else since); the arrow keys show each
+    // image they land on. A click on a new image changes the current one too: shown once, by the click.
     connect(m_view, &QListView::clicked, this, [this](const QModelIndex& i) {
         if (auto item = m_model->item(i.row())) emit showRequested(*item);
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& i) {
-        if (auto item = m_model->item(i.row())) emit showRequested(*item);  // arrow keys step through results
+        if (QGuiApplication::mouseButtons() != Qt::NoButton) return;
+        if (auto item = m_model->item(i.row())) emit showRequested(*item);
     });
     connect(m_view, &QListView::doubleClicked, this, [this](const QModelIndex& i) {
         if (auto item = m_model->item(i.row())) emit restoreRequested(item->path);
@@ -213,6 +253,8 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_search, 1);
     bar->addWidget(m_modelFilter);
+    bar->addWidget(m_favourites);
+    bar->addWidget(m_orderButton);
     bar->addWidget(m_count);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -225,24 +267,91 @@ void LibraryPanel::open(const QString& dbPath) {
     refresh();
 }
 
+namespace {
+// The choices again (the index changed), keeping the one chosen.
+void refill(QComboBox* box, const QString& all, const QStringList& choices) {
+    const QString current = box->currentIndex() > 0 ? box->currentText() : QString();
+    const QSignalBlocker block(box);
+    box->clear();
+    box->addItem(all);
+    box->addItems(choices);
+    box->setCurrentIndex(std::max(0, box->findText(current)));
+}
+} // namespace
+
 void LibraryPanel::refresh() {
-    const QString current = m_modelFilter->currentIndex() > 0 ? m_modelFilter->currentText() : QString();
-    {
-        const QSignalBlocker block(m_modelFilter);
-        m_modelFilter->clear();
-        m_modelFilter->addItem(tr("All models"));
-        m_modelFilter->addItems(m_model->modelNames());
-        m_modelFilter->setCurrentIndex(std::max(0, m_modelFilter->findText(current)));
-    }
+    refill(m_modelFilter, tr("All models"), m_model->modelNames());
+    rebuildOrderMenu(m_model->samplers());
     applyQuery();
 }
 
+void LibraryPanel::setOrder(library::Sort sort) {
+    m_order = sort;
+    applyQuery();
+}
+
+void LibraryPanel::setSampler(const QString& sampler) {
+    m_sampler = sampler;
+    applyQuery();
+}
+
+// Two exclusive groups: the order, then the sampler ("All samplers" or one the index holds; a chosen sampler no
+// image has any more stays chosen, and listed, until another is).
+void LibraryPanel::rebuildOrderMenu(QStringList samplers) {
+    m_orderMenu->clear();
+    auto group = [this](const QString& title) {
+        m_orderMenu->addSection(title);
+        auto* g = new QActionGroup(m_orderMenu);
+        g->setExclusive(true);
+        return g;
+    };
+    auto* order = group(tr("Order"));
+    const std::pair<library::Sort, QString> orders[] = {
+        {library::Sort::Newest, tr("Newest first")}, {library::Sort::Oldest, tr("Oldest first")}, {library::Sort::Rating, tr("Best rated first")}};
+    for (const auto& [sort, text] : orders) {
+        QAction* a = m_orderMenu->addAction(text, this, [this, sort] { setOrder(sort); });
+        a->setCheckable(true);
+        a->setChecked(sort == m_order);
+        order->addAction(a);
+    }
+    auto* sampler = group(tr("Sampler"));
+    if (!m_sampler.isEmpty() && !samplers.contains(m_sampler)) samplers.prepend(m_sampler);
+    samplers.prepend(QString());
+    for (const QString& name : samplers) {
+        QAction* a = m_orderMenu->addAction(name.isEmpty() ? tr("All samplers") : name, this, [this, name] { setSampler(name); });
+        a->setCheckable(true);
+        a->setChecked(name == m_sampler);
+        sampler->addAction(a);
+    }
+}
+
+// The search box's words and filters, then the controls (a control that is set wins over a typed filter).
 void LibraryPanel::applyQuery() {
-    library::Query q;
-    q.text = m_search->text().toStdString();
+    const library::ParsedSearch parsed = library::parseSearch(m_search->text().toStdString());
+    library::Query q = parsed.query;
     if (m_modelFilter->currentIndex() > 0) q.modelName = m_modelFilter->currentText().toStdString();
+    if (!m_sampler.isEmpty()) q.sampler = m_sampler.toStdString();
+    if (m_favourites->isChecked()) q.favouritesOnly = true;
+    if (m_order != library::Sort::Newest) q.sort = m_order;
+    m_orderButton->setToolTip(tr("Order and sampler: %1").arg(m_sampler.isEmpty() ? tr("all samplers") : m_sampler));
     m_model->setQuery(q);
-    m_count->setText(tr("%n image(s)", nullptr, m_model->rowCount()));
+    QStringList problems;
+    for (const auto& p : parsed.problems) problems << QString::fromStdString(p);
+    m_searchProblem = problems.join(QStringLiteral("; "));
+    // A filter not applied is said in a few words; which one and why, in the tooltip.
+    m_count->setText(m_searchProblem.isEmpty() ? tr("%n image(s)", nullptr, m_model->rowCount())
+                                               : tr("%n image(s) · ⚠ filter not applied", nullptr, m_model->rowCount()));
+    m_count->setToolTip(m_searchProblem);
+    m_count->setStyleSheet(m_searchProblem.isEmpty() ? QString() : QStringLiteral("color: #b00"));
+}
+
+void LibraryPanel::step(int delta) {
+    const int rows = m_model->rowCount();
+    if (rows == 0) return;
+    const int row = m_view->currentIndex().isValid() ? std::clamp(m_view->currentIndex().row() + delta, 0, rows - 1) : 0;
+    if (row == m_view->currentIndex().row()) return;
+    m_view->setCurrentIndex(m_model->index(row));  // currentChanged shows it
+    m_view->scrollTo(m_model->index(row));
 }
 
 std::vector<LibraryItem> LibraryPanel::selectedItems() const {
@@ -263,9 +372,26 @@ void LibraryPanel::showMenu(const QPoint& pos) {
     menu.addAction(tr("Use settings"), this, [this, first] { emit restoreRequested(first.path); });
     menu.addAction(tr("Use seed"), this, [this, first] { emit useSeedRequested(first.path); })->setEnabled(first.seed >= 0);
     menu.addAction(tr("Use prompt"), this, [this, first] { emit usePromptRequested(first.path); });
-    auto* compare = menu.addAction(tr("Compare the two selected"), this,
-                                   [this, items] { emit compareRequested(items[0].path, items[1].path); });
-    compare->setEnabled(items.size() == 2);
+    if (items.size() == 2)
+        menu.addAction(tr("Compare the two selected"), this, [this, items] { emit compareRequested(items[0].path, items[1].path); });
+    else
+        menu.addAction(tr("Compare with…"), this, [this, first] { emit compareWithRequested(first.path); });
+    menu.addAction(tr("Verify (rerun and compare)"), this, [this, first] { emit verifyRequested(first.path); })
+        ->setEnabled(first.seed >= 0);
+    menu.addSeparator();
+    auto* favourite = menu.addAction(tr("Favourite"), this, [this, items, on = !first.favourite] {
+        for (const auto& i : items) emit favouriteRequested(i.id, on);
+    });
+    favourite->setCheckable(true);
+    favourite->setChecked(first.favourite);
+    QMenu* rating = menu.addMenu(tr("Rating"));
+    for (int stars = 0; stars <= 5; ++stars) {
+        auto* a = rating->addAction(stars == 0 ? tr("None") : QString(stars, QChar(0x2605)), this, [this, items, stars] {
+            for (const auto& i : items) emit ratingRequested(i.id, stars);
+        });
+        a->setCheckable(true);
+        a->setChecked(first.rating == stars);
+    }
     menu.addSeparator();
     menu.addAction(tr("Copy parameters"), this, [first] { QGuiApplication::clipboard()->setText(parametersOfFile(first.path)); });
     menu.addAction(tr("Show in folder"), this, [first] {

@@ -1,11 +1,13 @@
 #pragma once
 // The image library in the window: every image the app (and anything else in the watched folders) saved,
-// newest first, as a thumbnail grid with a search box (words of the prompt or negative prompt) and a model
-// filter. The grid is virtual: the model holds the matching ids only and reads a row (and its thumbnail) when
+// newest first, as a thumbnail grid with a search box (words of the prompt or negative prompt, and filters typed
+// as seed:42, size:512x768, date:…, rating:3, is:favourite: library/search.h), a model filter, favourites only,
+// and a Sort menu (the order; the sampler). The grid is virtual: the model holds the matching ids only and reads a row (and its thumbnail) when
 // the view paints it, so 50 000 images cost the ids and the rows on screen.
 //
-// Click: show the image. Double-click or "Use settings": restore its settings. Context menu: use settings /
-// seed / prompt, compare two, copy parameters, show in folder, delete (to the trash).
+// Click (or the arrow keys): show the image. Double-click or "Use settings": restore its settings. Context menu:
+// use settings / seed / prompt, compare two (or one with any file), verify, favourite, rating, copy parameters,
+// show in folder, delete (to the trash).
 #include "core/api/generation_settings.h"
 
 #include <QAbstractListModel>
@@ -20,13 +22,16 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QListView;
 class QTimer;
+class QToolButton;
 
 namespace dd::library {
 class Library;
 struct Entry;
 struct Query;
+enum class Sort;
 }
 
 namespace dd::ui {
@@ -38,6 +43,8 @@ struct LibraryItem {
     QString prompt;
     qint64 seed = -1;
     QString modelName;
+    int rating = 0;
+    bool favourite = false;
 };
 
 class LibraryModel : public QAbstractListModel {
@@ -62,6 +69,7 @@ public:
     qint64 idAt(int row) const { return m_ids[size_t(row)]; }
     std::optional<LibraryItem> item(int row) const;
     QStringList modelNames() const;
+    QStringList samplers() const;
 
 private:
     const library::Entry* entry(int row) const;
@@ -82,9 +90,14 @@ public:
     QLineEdit* searchBox() const { return m_search; }
     std::vector<LibraryItem> selectedItems() const;
 
+    QString searchProblem() const { return m_searchProblem; }  // filters of the search box not applied
+
 public slots:
     void open(const QString& dbPath);
     void refresh();
+    void step(int delta);  // the previous / next image in the grid becomes current and is shown
+    void setOrder(dd::library::Sort sort);
+    void setSampler(const QString& sampler);  // "" = every sampler
 
 signals:
     void showRequested(const dd::ui::LibraryItem& item);
@@ -92,17 +105,28 @@ signals:
     void useSeedRequested(const QString& imagePath);
     void usePromptRequested(const QString& imagePath);
     void compareRequested(const QString& pathA, const QString& pathB);
+    void compareWithRequested(const QString& path);  // with a file the user picks
+    void verifyRequested(const QString& path);
+    void favouriteRequested(qint64 id, bool favourite);
+    void ratingRequested(qint64 id, int rating);
     void trashRequested(const QList<qint64>& ids);
 
 private:
     void applyQuery();
     void showMenu(const QPoint& pos);
+    void rebuildOrderMenu(QStringList samplers);
 
     LibraryModel* m_model;
     QListView* m_view;
     QLineEdit* m_search;
     QComboBox* m_modelFilter;
+    QToolButton* m_favourites;
+    QToolButton* m_orderButton;
+    QMenu* m_orderMenu;
+    library::Sort m_order;
+    QString m_sampler;  // "" = all
     QLabel* m_count;
+    QString m_searchProblem;
     QTimer* m_searchDelay;
 };
 

@@ -2,17 +2,24 @@
 
 #include "core/library/library.h"
 #include "core/library/scan.h"
+#include "core/settings/sidecar.h"
 #include "imaging/export.h"
 #include "imaging/thumbnail.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QStandardPaths>
+#include <QTimer>
+
+#include <algorithm>
+#include <utility>
 
 namespace dd::ui {
 
-LibraryService::LibraryService(const QString& dbPath, const QStringList& folders) : m_path(dbPath), m_folders(folders) {
+LibraryService::LibraryService(const QString& dbPath, const QStringList& folders, const QStringList& watched)
+    : m_path(dbPath), m_folders(folders + watched), m_watched(watched) {
     qRegisterMetaType<dd::ui::SaveOptions>();
     qRegisterMetaType<QList<qint64>>();
 }
@@ -34,21 +41,84 @@ void LibraryService::open() {
     const QString note = QString::fromStdString(m_library->note());
     emit opened(m_path, note);
     scanAll();  // the folders are the truth: files added, changed or deleted while the app was closed
+    watch();
 }
 
 void LibraryService::scanAll() {
     for (const QString& folder : m_folders) scan(folder);
 }
 
-void LibraryService::scan(const QString& folder) {
-    if (!m_library) return;
+void LibraryService::setFolders(const QStringList& folders, const QStringList& watched) {
+    const QStringList before = m_folders;
+    m_folders = folders + watched;
+    m_watched = watched;
+    if (!m_library) return;  // open() scans them all
+    for (const QString& folder : m_folders)
+        if (!before.contains(folder)) scan(folder);
+    watch();
+}
+
+// A watched folder's changes come in bursts (a copy of many files): one scan a second after the last.
+void LibraryService::watch() {
+    if (!m_watcher) {
+        if (m_watched.isEmpty()) return;
+        m_watcher = new QFileSystemWatcher(this);
+        m_watchDelay = new QTimer(this);
+        m_watchDelay->setSingleShot(true);
+        m_watchDelay->setInterval(1000);
+        connect(m_watcher, &QFileSystemWatcher::directoryChanged, this, [this](const QString& folder) {
+            if (!m_changedFolders.contains(folder)) m_changedFolders << folder;
+            m_watchDelay->start();
+        });
+        connect(m_watchDelay, &QTimer::timeout, this, [this] {
+            const QStringList folders = std::exchange(m_changedFolders, {});
+            for (const QString& folder : folders) scan(folder);
+        });
+    }
+    if (!m_watcher->directories().isEmpty()) m_watcher->removePaths(m_watcher->directories());
+    for (const QString& folder : m_watched)
+        if (QFileInfo(folder).isDir()) m_watcher->addPath(folder);
+}
+
+library::ScanReport LibraryService::scanned(const QString& folder) {
+    library::ScanReport report;
+    if (!m_library) return report;
     try {
-        const auto report = library::scanFolder(*m_library, folder.toStdString(),
-                                                [](const std::string& path) { return imaging::thumbnailOfFile(path); });
+        report = library::scanFolder(*m_library, folder.toStdString(),
+                                     [](const std::string& path) { return imaging::thumbnailOfFile(path); });
         for (const auto& p : report.problems) emit problem(QString::fromStdString(p));
         if (report.added + report.updated + report.removed > 0) emit changed();
     } catch (const std::exception& e) {
+        report.problems.push_back(e.what());
         emit problem(tr("Library scan of %1: %2").arg(folder, QString::fromStdString(e.what())));
+    }
+    return report;
+}
+
+void LibraryService::scan(const QString& folder) { scanned(folder); }
+
+void LibraryService::import(const QString& folder) {
+    const auto report = scanned(folder);
+    emit imported(folder, report.added, int(report.problems.size()));
+}
+
+void LibraryService::setFavourite(qint64 id, bool favourite) {
+    if (!m_library) return;
+    try {
+        m_library->setFavourite(id, favourite);
+        emit changed();
+    } catch (const std::exception& e) {
+        emit problem(tr("Favourite: %1").arg(QString::fromStdString(e.what())));
+    }
+}
+
+void LibraryService::setRating(qint64 id, int rating) {
+    if (!m_library) return;
+    try {
+        m_library->setRating(id, std::clamp(rating, 0, 5));
+        emit changed();
+    } catch (const std::exception& e) {
+        emit problem(tr("Rating: %1").arg(QString::fromStdString(e.what())));
     }
 }
 
@@ -104,6 +174,28 @@ void LibraryService::trash(const QList<qint64>& ids) {
         }
     }
     if (removed) emit changed();
+}
+
+void LibraryService::trashFiles(const QStringList& imagePaths) {
+    QList<qint64> ids;
+    for (const QString& path : imagePaths) {
+        std::optional<library::Entry> e;
+        try {
+            const QFileInfo info(path);  // the index keeps canonical paths
+            const QString key = info.exists() ? info.canonicalFilePath() : info.absoluteFilePath();
+            if (m_library) e = m_library->byPath(key.toStdString());
+        } catch (const std::exception&) {
+        }
+        if (e) {
+            ids << e->id;
+        } else if (QFile::exists(path) && QFile::moveToTrash(path)) {
+            const QString sidecar = QString::fromStdString(settings::sidecarPathFor(path.toStdString()));
+            if (QFile::exists(sidecar)) QFile::moveToTrash(sidecar);
+        } else if (QFile::exists(path)) {
+            emit problem(tr("%1 could not be moved to the trash").arg(path));
+        }
+    }
+    trash(ids);
 }
 
 } // namespace dd::ui

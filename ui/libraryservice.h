@@ -14,8 +14,12 @@
 
 #include <memory>
 
+class QFileSystemWatcher;
+class QTimer;
+
 namespace dd::library {
 class Library;
+struct ScanReport;
 }
 
 namespace dd::ui {
@@ -30,10 +34,12 @@ struct SaveOptions {
     double pricePerHour = 0;
 };
 
+// `folders`: scanned on open (the output folder, the watched folders). `watched`: also watched while the app
+// runs (images another program drops there join the library a moment later).
 class LibraryService : public QObject {
     Q_OBJECT
 public:
-    LibraryService(const QString& dbPath, const QStringList& folders);
+    LibraryService(const QString& dbPath, const QStringList& folders, const QStringList& watched = {});
     ~LibraryService() override;
     static QString defaultIndexFile();  // library.db in the app's data folder
 
@@ -42,19 +48,32 @@ public slots:
     // Saves every image of the run (jobId: the queue's job, "" for none), indexes them, then `saved`.
     void save(const QString& jobId, const dd::api::GenerationResult& result, const dd::ui::SaveOptions& options);
     void scan(const QString& folder);
+    // The folders changed (Preferences): the new ones are scanned now, the watch follows.
+    void setFolders(const QStringList& folders, const QStringList& watched);
+    // An import: a scan of a folder once, then `imported` with how many images it added.
+    void import(const QString& folder);
     void trash(const QList<qint64>& ids);
+    void trashFiles(const QStringList& imagePaths);  // indexed or not
+    void setFavourite(qint64 id, bool favourite);
+    void setRating(qint64 id, int rating);
 
 signals:
     void opened(const QString& dbPath, const QString& note);  // note: "" unless the index was rebuilt
     void saved(const QString& jobId, const QStringList& files);
     void changed();  // the index has new, changed or removed entries
     void problem(const QString& message);
+    void imported(const QString& folder, int added, int problems);
 
 private:
     void scanAll();
+    void watch();
+    library::ScanReport scanned(const QString& folder);
 
     QString m_path;
-    QStringList m_folders;
+    QStringList m_folders, m_watched;
+    QFileSystemWatcher* m_watcher = nullptr;
+    QTimer* m_watchDelay = nullptr;
+    QStringList m_changedFolders;
     std::unique_ptr<library::Library> m_library;
 };
 

@@ -144,8 +144,8 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
     addDockWidget(Qt::LeftDockWidgetArea, settingsDock);
-    setCentralWidget(m_preview);
     QDockWidget* libraryDock = buildLibrary();
+    setCentralWidget(buildCanvas());
     addDockWidget(Qt::BottomDockWidgetArea, libraryDock);
     auto* queueDock = new QDockWidget(tr("Queue"), this);
     queueDock->setObjectName("queueDock");
@@ -182,6 +182,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(worker, &EngineWorker::progress, this, &MainWindow::onProgress);
     connect(worker, &EngineWorker::finished, this, &MainWindow::onFinished);
     connect(worker, &EngineWorker::failed, this, &MainWindow::onFailed);
+    connect(worker, &EngineWorker::verified, this, &MainWindow::onVerified);
     connect(worker, &EngineWorker::memorySampled, m_gauge, &VramGauge::addSample);
     connect(worker, &EngineWorker::modelLoading, m_picker, &ModelPicker::setLoading);
     connect(worker, &EngineWorker::modelLoaded, m_picker, &ModelPicker::setLoaded);
@@ -315,6 +316,7 @@ void MainWindow::buildMenus() {
     file->addAction(tr("Open model &folder…"), m_picker, &ModelPicker::openFolder);
     file->addAction(tr("Open model &file…"), m_picker, &ModelPicker::openFile);
     file->addAction(tr("Open &settings from image…"), this, &MainWindow::openSettingsFile);
+    file->addAction(tr("&Import images from a folder…"), this, &MainWindow::importFolder);
     file->addSeparator();
     file->addAction(tr("Save image &as…"), QKeySequence::Save, this, &MainWindow::saveImageAs);
     file->addAction(tr("Show in f&older"), this, &MainWindow::showInFolder);
@@ -401,7 +403,7 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
     m_lastPreviewStats = stats;
     std::vector<QImage> images;
     for (const auto& img : result.images) images.push_back(toQImage(img));
-    if (!images.empty()) m_preview->showFinal(images.front());
+    showRunImages(result, images);
     m_gallery->addResult(result, images);
     for (const auto& [stage, peak] : {std::pair{"load", result.memory.load}, {"encode", result.memory.encode},
                                       {"denoise", result.memory.denoise}, {"decode", result.memory.decode}}) {

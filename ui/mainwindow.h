@@ -27,6 +27,7 @@
 class QDockWidget;
 class QLabel;
 class QProgressBar;
+class QAction;
 class QPushButton;
 class QTimer;
 
@@ -66,8 +67,10 @@ public:
     VramGauge* gauge() const { return m_gauge; }
     Gallery* gallery() const { return m_gallery; }
     LibraryPanel* libraryPanel() const { return m_library; }
-    // The saved file of the image on the canvas ("" when it is not saved: autosave off, or not yet written).
-    QString shownImageFile() const { return m_shownImageFile; }
+    // The saved file of the image on the canvas ("" when it is not saved: autosave off, or not yet written; the
+    // grid of a batch: its first image).
+    QString shownImageFile() const;
+    const std::optional<VerifyOutcome>& lastVerify() const { return m_lastVerify; }
     const AppPreferences& preferences() const { return m_prefs; }
     ModelPicker* modelPicker() const { return m_picker; }
     QueueView* queueView() const { return m_queueView; }
@@ -106,6 +109,11 @@ public slots:
     void copyParameters();
     void showInFolder();
     void compareFiles(const QString& pathA, const QString& pathB);
+    void compareWith(const QString& path);  // asks for the other image
+    // Reruns what the file records and compares the pixels (the CLI's verify); the compare view shows both.
+    void verifyFile(const QString& path);
+    void deleteShownImage();  // to the trash, and out of the library
+    void importFolder();      // asks for a folder; its images join the library
     void undoRestore();      // the settings before the last restore come back
     void newRandomSeed();
     void showShortcuts();
@@ -136,6 +144,10 @@ private:
     void startAbPair(const std::function<compare::AbPair(const api::GenerationSettings&)>& makePair);
     void buildMenus();
     QDockWidget* buildLibrary();
+    QWidget* buildCanvas();
+    void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images);
+    void updateImageActions();
+    void onVerified(const VerifyOutcome& outcome);
     void keepResult(const api::GenerationResult& result, double wallSeconds);
     void showLibraryImage(const LibraryItem& item);
     void useFromFile(const QString& path, bool promptOnly);
@@ -180,7 +192,13 @@ private:
     std::unique_ptr<ServiceThread<QueueService>> m_queue;
     LibraryPanel* m_library;
     std::unique_ptr<ServiceThread<LibraryService>> m_libraryThread;
-    QString m_shownImageFile;
+    QStringList m_shownFiles;    // the canvas's images on disk, in the canvas's order ("" until saved)
+    QString m_shownJob;          // the run on the canvas, by queue job: its saved files are the canvas's
+    QList<QAction*> m_imageActions;  // the canvas bar's actions that need a saved image
+    QLabel* m_zoomLabel;
+    QAction* m_gridAction;
+    bool m_verifying = false;
+    std::optional<VerifyOutcome> m_lastVerify;
     QLabel* m_pasteNotice;
     std::vector<api::GenerationSettings> m_undoRestores;          // before each restore, newest last
     std::optional<api::GenerationSettings> m_pastedParameters;    // what the prompt box's A1111 block says

@@ -33,7 +33,7 @@ QDockWidget* MainWindow::buildLibrary() {
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
 
     m_libraryThread = std::make_unique<ServiceThread<LibraryService>>("library", LibraryService::defaultIndexFile(),
-                                                                       QStringList{m_prefs.outputFolder});
+                                                                       QStringList{m_prefs.outputFolder}, m_prefs.watchedFolders);
     auto* service = m_libraryThread->service();
     connect(service, &LibraryService::opened, this, [this](const QString& path, const QString& note) {
         m_library->open(path);
@@ -44,7 +44,11 @@ QDockWidget* MainWindow::buildLibrary() {
     connect(service, &LibraryService::saved, this, [this](const QString& jobId, const QStringList& files) {
         if (!jobId.isEmpty()) emit jobDone(jobId, files);
         if (files.isEmpty()) return;
-        if (m_shownImageFile.isEmpty()) m_shownImageFile = files.front();
+        if (jobId == m_shownJob && m_shownFiles.isEmpty()) {  // the run on the canvas: its images' files
+            for (const QString& f : files)
+                if (imaging::hasImageExtension(f.toStdString())) m_shownFiles << f;
+            updateImageActions();
+        }
         // Added to the run's times, which stay in the status bar.
         const QString current = statusBar()->currentMessage();
         statusBar()->showMessage((current.isEmpty() ? QString() : current + QStringLiteral(" · ")) +
@@ -56,7 +60,17 @@ QDockWidget* MainWindow::buildLibrary() {
     connect(m_library, &LibraryPanel::useSeedRequested, this, [this](const QString& path) { useFromFile(path, false); });
     connect(m_library, &LibraryPanel::usePromptRequested, this, [this](const QString& path) { useFromFile(path, true); });
     connect(m_library, &LibraryPanel::compareRequested, this, &MainWindow::compareFiles);
+    connect(m_library, &LibraryPanel::compareWithRequested, this, &MainWindow::compareWith);
+    connect(m_library, &LibraryPanel::verifyRequested, this, &MainWindow::verifyFile);
     connect(m_library, &LibraryPanel::trashRequested, service, &LibraryService::trash, Qt::QueuedConnection);
+    connect(m_library, &LibraryPanel::favouriteRequested, service, &LibraryService::setFavourite, Qt::QueuedConnection);
+    connect(m_library, &LibraryPanel::ratingRequested, service, &LibraryService::setRating, Qt::QueuedConnection);
+    connect(service, &LibraryService::imported, this, [this](const QString& folder, int added, int problems) {
+        statusBar()->showMessage(problems ? tr("Imported %n image(s) from %1; %2 could not be read (listed before)", nullptr, added)
+                                                .arg(folder).arg(problems)
+                                          : tr("Imported %n image(s) from %1", nullptr, added).arg(folder),
+                                 15000);
+    });
     QMetaObject::invokeMethod(service, &LibraryService::open, Qt::QueuedConnection);
     return dock;
 }
@@ -64,7 +78,6 @@ QDockWidget* MainWindow::buildLibrary() {
 // Every finished image goes to today's folder with its metadata and sidecar; the queue's job is done when the
 // files are on disk (its journal then lists them).
 void MainWindow::keepResult(const api::GenerationResult& result, double wallSeconds) {
-    m_shownImageFile.clear();
     if (!m_prefs.autosave) {
         if (!m_currentJob.isEmpty()) emit jobDone(m_currentJob, {});
         return;
@@ -78,17 +91,6 @@ void MainWindow::keepResult(const api::GenerationResult& result, double wallSeco
     o.pricePerHour = m_price.costUsd(3600.0);
     QMetaObject::invokeMethod(m_libraryThread->service(), "save", Qt::QueuedConnection, Q_ARG(QString, m_currentJob),
                               Q_ARG(dd::api::GenerationResult, result), Q_ARG(dd::ui::SaveOptions, o));
-}
-
-void MainWindow::showLibraryImage(const LibraryItem& item) {
-    const QImage image(item.path);
-    if (image.isNull()) {
-        statusBar()->showMessage(tr("%1 cannot be read (moved or deleted?)").arg(item.path), 8000);
-        return;
-    }
-    m_preview->showFinal(image);
-    m_shownImageFile = item.path;
-    statusBar()->showMessage(tr("seed %1 · %2").arg(item.seed).arg(item.prompt.left(160)), 8000);
 }
 
 void MainWindow::useFromFile(const QString& path, bool promptOnly) {
@@ -132,19 +134,20 @@ void MainWindow::compareFiles(const QString& pathA, const QString& pathB) {
 }
 
 void MainWindow::saveImageAs() {
-    if (m_shownImageFile.isEmpty() || !QFile::exists(m_shownImageFile)) {
+    const QString shown = shownImageFile();
+    if (shown.isEmpty() || !QFile::exists(shown)) {
         statusBar()->showMessage(tr("Nothing saved to copy from yet: generate an image or pick one in the library."), 5000);
         return;
     }
     QSettings q;
     const QString start = QDir(q.value("saving/lastSaveAsFolder", QDir::homePath()).toString())
-                              .filePath(QFileInfo(m_shownImageFile).fileName());
+                              .filePath(QFileInfo(shown).fileName());
     const QString target = QFileDialog::getSaveFileName(this, tr("Save image as"), start, tr("Images (*.png *.jpg *.webp)"));
     if (target.isEmpty()) return;
     q.setValue("saving/lastSaveAsFolder", QFileInfo(target).absolutePath());
     try {
         // Re-encoded from the saved file's pixels and settings: the copy carries the same metadata and sidecar.
-        const auto restored = settings::restoreFromFile(m_shownImageFile.toStdString());
+        const auto restored = settings::restoreFromFile(shown.toStdString());
         settings::Sidecar sc = restored.sidecar ? *restored.sidecar : settings::Sidecar{};
         if (!restored.sidecar) {
             sc.settings = restored.settings;
@@ -152,7 +155,7 @@ void MainWindow::saveImageAs() {
             sc.modelHash = restored.modelHash;
         }
         const auto format = imaging::exportFormatFromName(QFileInfo(target).suffix().toLower().toStdString());
-        imaging::exportImageAs(target.toStdString(), format, m_prefs.quality, imaging::readImage(m_shownImageFile.toStdString()),
+        imaging::exportImageAs(target.toStdString(), format, m_prefs.quality, imaging::readImage(shown.toStdString()),
                                sc, sc.modelName, true);
         statusBar()->showMessage(tr("Saved %1").arg(target), 5000);
     } catch (const std::exception& e) {
@@ -166,10 +169,10 @@ void MainWindow::copyImage() {
     if (image.isNull() || !m_preview->isFinal()) return;
     auto* mime = new QMimeData;
     mime->setImageData(image);
-    if (!m_shownImageFile.isEmpty()) {
-        mime->setUrls({QUrl::fromLocalFile(m_shownImageFile)});
-        QFile f(m_shownImageFile);
-        if (m_shownImageFile.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) && f.open(QIODevice::ReadOnly))
+    if (const QString shown = shownImageFile(); !shown.isEmpty()) {
+        mime->setUrls({QUrl::fromLocalFile(shown)});
+        QFile f(shown);
+        if (shown.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) && f.open(QIODevice::ReadOnly))
             mime->setData(QStringLiteral("image/png"), f.readAll());
     }
     QGuiApplication::clipboard()->setMimeData(mime);
@@ -177,15 +180,16 @@ void MainWindow::copyImage() {
 }
 
 void MainWindow::copyParameters() {
-    const QString text = parametersOfFile(m_shownImageFile);
+    const QString text = parametersOfFile(shownImageFile());
     if (text.isEmpty()) return;
     QGuiApplication::clipboard()->setText(text);
     statusBar()->showMessage(tr("Parameters copied"), 3000);
 }
 
 void MainWindow::showInFolder() {
-    if (m_shownImageFile.isEmpty()) return;
-    QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(m_shownImageFile).absolutePath()));
+    const QString shown = shownImageFile();
+    if (shown.isEmpty()) return;
+    QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(shown).absolutePath()));
 }
 
 } // namespace dd::ui

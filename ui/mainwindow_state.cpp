@@ -88,8 +88,13 @@ void MainWindow::openPreferences() {
     applyPreferences();
 }
 
-// What the worker needs from the preferences (it applies them again at every model load).
-void MainWindow::applyPreferences() { emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder); }
+// What the worker needs from the preferences (it applies them again at every model load), and the library's
+// folders (a new output or watched folder is scanned now, not at the next start).
+void MainWindow::applyPreferences() {
+    emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder);
+    QMetaObject::invokeMethod(m_libraryThread->service(), "setFolders", Qt::QueuedConnection,
+                              Q_ARG(QStringList, QStringList{m_prefs.outputFolder}), Q_ARG(QStringList, m_prefs.watchedFolders));
+}
 
 // Window layout, the last settings and the preset come back as they were left.
 void MainWindow::restoreState() {

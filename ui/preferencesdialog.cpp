@@ -77,6 +77,13 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     savingForm->addRow(tr("File names"), m_nameTemplate);
     savingForm->addRow(tr("Format"), m_format);
     savingForm->addRow(tr("Quality"), m_quality);
+    m_watchedFolders = new QPlainTextEdit(prefs.watchedFolders.join('\n'), this);
+    m_watchedFolders->setObjectName("watchedFolders");
+    m_watchedFolders->setMaximumHeight(46);
+    m_watchedFolders->setPlaceholderText(tr("Other folders whose images join the library, one per line"));
+    m_watchedFolders->setToolTip(tr("Images other programs save there (A1111, ComfyUI, a download folder) appear in "
+                                    "the library with the settings their metadata holds, and new ones while the app runs."));
+    savingForm->addRow(tr("Watched folders"), m_watchedFolders);
 
     m_cloud = new QRadioButton(tr("Cloud GPU, billed per hour"), this);
     m_cloud->setObjectName("priceCloud");
@@ -196,6 +203,8 @@ AppPreferences PreferencesDialog::preferences() const {
     p.taesdFolder = m_taesdFolder->text().trimmed();
     for (const QString& line : m_modelFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
+    for (const QString& line : m_watchedFolders->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) p.watchedFolders << line.trimmed();
     p.threads = m_threads->value();
     return p;
 }

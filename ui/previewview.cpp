@@ -1,28 +1,54 @@
 #include "ui/previewview.h"
 
+#include <QKeyEvent>
+#include <QMouseEvent>
 #include <QPainter>
+#include <QWheelEvent>
+
+#include <cmath>
 
 namespace dd::ui {
+namespace {
+
+const QImage kNoImage;
+
+} // namespace
 
 PreviewView::PreviewView(QWidget* parent) : QWidget(parent), m_placeholder(tr("No image yet")) {
     setObjectName("preview");
     setMinimumSize(256, 256);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    setFocusPolicy(Qt::StrongFocus);
 }
 
 void PreviewView::showPreview(const QImage& image) {
     if (image.isNull()) return;
     if (m_final) m_previews = 0;
-    m_image = image;
+    m_images = {image};
+    m_captions = {};
+    m_current = 0;
     m_final = false;
     ++m_previews;
     update();
 }
 
-void PreviewView::showFinal(const QImage& image) {
-    m_image = image;
-    m_final = true;
+void PreviewView::showFinal(const QImage& image, const QString& caption) { showBatch({image}, {caption}); }
+
+void PreviewView::showBatch(const QList<QImage>& images, const QStringList& captions) {
+    setShown(images, captions);
+    m_current = m_images.size() > 1 ? -1 : 0;
+    emit currentChanged(m_current);
     update();
+}
+
+// A new picture of the size the user zoomed into keeps that zoom and pan (stepping through results compares the
+// same detail); any other picture is fitted.
+void PreviewView::setShown(const QList<QImage>& images, const QStringList& captions) {
+    const QSize before = m_final && !m_images.isEmpty() ? m_images.front().size() : QSize();
+    m_images = images;
+    m_captions = captions;
+    m_final = true;
+    if (m_fitted || m_images.isEmpty() || m_images.front().size() != before) fitToView();
 }
 
 void PreviewView::setPlaceholder(const QString& text) {
@@ -30,22 +56,170 @@ void PreviewView::setPlaceholder(const QString& text) {
     update();
 }
 
+const QImage& PreviewView::image() const {
+    if (m_images.isEmpty()) return kNoImage;
+    return m_images[std::max(0, m_current)];
+}
+
+void PreviewView::setCurrentIndex(int index) {
+    if (!m_final || m_images.isEmpty()) return;
+    index = m_images.size() > 1 ? std::clamp(index, -1, int(m_images.size()) - 1) : 0;
+    if (index == m_current) return;
+    m_current = index;
+    if (m_current >= 0 && m_fitted) fitToView();
+    emit currentChanged(m_current);
+    update();
+}
+
+QString PreviewView::caption() const {
+    if (!m_final || m_images.isEmpty()) return {};
+    if (m_current < 0) return tr("%n images: click one to see it alone", nullptr, int(m_images.size()));
+    QString text = m_current < m_captions.size() ? m_captions[m_current] : QString();
+    if (m_images.size() > 1) text = tr("%1 of %2").arg(m_current + 1).arg(m_images.size()) + (text.isEmpty() ? "" : " · " + text);
+    return text;
+}
+
+QRect PreviewView::picturePane() const {
+    const int strip = m_final ? fontMetrics().height() + 8 : 0;
+    return rect().adjusted(0, 0, 0, -strip);
+}
+
+QList<QRect> PreviewView::gridCells() const {
+    const int n = int(m_images.size());
+    const int cols = int(std::ceil(std::sqrt(double(n))));
+    const int rows = (n + cols - 1) / cols;
+    const QRect pane = picturePane();
+    QList<QRect> cells;
+    for (int i = 0; i < n; ++i) {
+        const int c = i % cols, r = i / cols;
+        cells.push_back(QRect(pane.left() + c * pane.width() / cols, pane.top() + r * pane.height() / rows,
+                              pane.width() / cols, pane.height() / rows).adjusted(3, 3, -3, -3));
+    }
+    return cells;
+}
+
+int PreviewView::cellAt(QPoint widgetPoint) const {
+    if (!showsGrid()) return -1;
+    const auto cells = gridCells();
+    for (int i = 0; i < cells.size(); ++i)
+        if (cells[i].contains(widgetPoint)) return i;
+    return -1;
+}
+
+void PreviewView::setZoom(double zoom) {
+    if (!zoomable()) return;
+    const QRectF pane = picturePane();
+    m_view.zoomAbout(pane, pane.center(), zoom / m_view.zoom);
+    m_fitted = false;
+    emit zoomChanged(m_view.zoom);
+    update();
+}
+
+void PreviewView::fitToView() {
+    m_view.fit(image().size(), picturePane().size());
+    m_fitted = true;
+    emit zoomChanged(m_view.zoom);
+    update();
+}
+
 void PreviewView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Dark));
-    if (m_image.isNull()) {
+    if (m_images.isEmpty()) {
         p.setPen(palette().color(QPalette::BrightText));
         p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
         return;
     }
-    QSize target = m_image.size().scaled(size(), Qt::KeepAspectRatio);
-    // Previews are at latent resolution (1/8): smooth upscaling reads better than blocks.
-    p.setRenderHint(QPainter::SmoothPixmapTransform);
-    const QRect r(QPoint((width() - target.width()) / 2, (height() - target.height()) / 2), target);
-    p.drawImage(r, m_image);
+    const QRect pane = picturePane();
+    auto fitted = [](const QImage& img, const QRect& box) {
+        const QSize s = img.size().scaled(box.size(), Qt::KeepAspectRatio);
+        return QRect(box.center() - QPoint(s.width() / 2, s.height() / 2), s);
+    };
     if (!m_final) {
+        // Previews are at latent resolution (1/8): smooth upscaling reads better than blocks.
+        p.setRenderHint(QPainter::SmoothPixmapTransform);
+        const QRect r = fitted(m_images.front(), pane);
+        p.drawImage(r, m_images.front());
         p.setPen(Qt::white);
         p.drawText(r.adjusted(6, 4, -6, -4), Qt::AlignTop | Qt::AlignLeft, tr("preview"));
+        return;
+    }
+    if (m_current < 0) {
+        p.setRenderHint(QPainter::SmoothPixmapTransform);
+        const auto cells = gridCells();
+        for (int i = 0; i < cells.size(); ++i) p.drawImage(fitted(m_images[i], cells[i]), m_images[i]);
+    } else {
+        // Enlarged: nearest neighbour, so single pixels are seen as they are.
+        p.setRenderHint(QPainter::SmoothPixmapTransform, m_view.zoom < 1.0);
+        p.save();
+        p.setClipRect(pane);
+        p.drawImage(m_view.imageRect(pane, image().size()), image());
+        p.restore();
+    }
+    const QRect strip(0, pane.bottom() + 1, width(), height() - pane.height());
+    p.setPen(palette().color(QPalette::BrightText));
+    p.drawText(strip.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
+               fontMetrics().elidedText(caption(), Qt::ElideRight, strip.width() - 16));
+}
+
+void PreviewView::resizeEvent(QResizeEvent*) {
+    if (m_fitted) fitToView();
+}
+
+void PreviewView::wheelEvent(QWheelEvent* e) {
+    e->accept();
+    if (!zoomable()) return;
+    m_view.zoomAbout(picturePane(), e->position(), ViewTransform::wheelFactor(e->angleDelta().y()));
+    m_fitted = false;
+    emit zoomChanged(m_view.zoom);
+    update();
+}
+
+void PreviewView::mousePressEvent(QMouseEvent* e) {
+    m_dragFrom = e->position();
+    m_dragged = false;
+}
+
+void PreviewView::mouseMoveEvent(QMouseEvent* e) {
+    if (!(e->buttons() & Qt::LeftButton) || !zoomable()) return;
+    const QPointF delta = e->position() - m_dragFrom;
+    if (!m_dragged && delta.manhattanLength() < 3) return;
+    m_dragged = true;
+    m_view.panBy(delta);
+    m_dragFrom = e->position();
+    m_fitted = false;
+    update();
+}
+
+void PreviewView::mouseReleaseEvent(QMouseEvent* e) {
+    if (m_dragged || e->button() != Qt::LeftButton) return;
+    const int cell = cellAt(e->position().toPoint());
+    if (cell >= 0) setCurrentIndex(cell);
+}
+
+void PreviewView::mouseDoubleClickEvent(QMouseEvent*) {
+    if (m_final && m_images.size() > 1 && m_current >= 0) setCurrentIndex(-1);
+}
+
+void PreviewView::step(int delta) {
+    const int n = int(m_images.size());
+    if (m_final && n > 1 && m_current >= 0 && m_current + delta >= 0 && m_current + delta < n)
+        setCurrentIndex(m_current + delta);
+    else
+        emit stepRequested(delta);
+}
+
+void PreviewView::keyPressEvent(QKeyEvent* e) {
+    switch (e->key()) {
+    case Qt::Key_Left: step(-1); break;
+    case Qt::Key_Right: step(+1); break;
+    case Qt::Key_F: fitToView(); break;
+    case Qt::Key_1: setZoom(1.0); break;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: if (zoomable()) setZoom(m_view.zoom * 1.25); break;
+    case Qt::Key_Minus: if (zoomable()) setZoom(m_view.zoom / 1.25); break;
+    case Qt::Key_G: setCurrentIndex(-1); break;
+    default: QWidget::keyPressEvent(e);
     }
 }
 

@@ -1,6 +1,14 @@
 #pragma once
-// The picture area: live latent previews during a run, then the final image in their place, scaled to fit.
+// The canvas: live latent previews during a run, then the finished images in their place. One image is shown
+// zoomable (the wheel zooms about the cursor, a drag pans, Fit / 100 %; the compare view's ViewTransform); a
+// batch shows as a grid first, and a click opens one of its images (G or a double-click: the grid again). A caption
+// under the picture says which image it is (seed and prompt). Left / Right step through a batch; past its ends,
+// or for a single image, they ask the window for the previous / next result (stepRequested).
+#include "ui/viewtransform.h"
+
 #include <QImage>
+#include <QList>
+#include <QStringList>
 #include <QWidget>
 
 namespace dd::ui {
@@ -9,22 +17,61 @@ class PreviewView : public QWidget {
     Q_OBJECT
 public:
     explicit PreviewView(QWidget* parent = nullptr);
-    void showPreview(const QImage& image);  // a step's approximation (latent resolution)
-    void showFinal(const QImage& image);
+    void showPreview(const QImage& image);  // a step's approximation (latent resolution), always fitted
+    void showFinal(const QImage& image, const QString& caption = {});
+    void showBatch(const QList<QImage>& images, const QStringList& captions);  // one image: as showFinal
     void setPlaceholder(const QString& text);
-    const QImage& image() const { return m_image; }
+
+    const QImage& image() const;  // the image on screen (the first of a batch while the grid shows)
     bool isFinal() const { return m_final; }
     int previewsShown() const { return m_previews; }  // since the last final image
+    int imageCount() const { return int(m_images.size()); }
+    int currentIndex() const { return m_current; }  // the batch image shown alone; -1 while the grid shows
+    void setCurrentIndex(int index);                // -1: the grid (batches only)
+    bool showsGrid() const { return m_final && m_current < 0; }
+    QString caption() const;
+    int cellAt(QPoint widgetPoint) const;            // the grid cell under a point, -1 for none
+
+    double zoom() const { return m_view.zoom; }
+    QPointF pan() const { return m_view.center; }
+    bool isFitted() const { return m_fitted; }  // follows the window's size until the user zooms or pans
+    void setZoom(double zoom);                   // about the picture's centre
+    void fitToView();
+
     QSize sizeHint() const override { return {512, 512}; }
+
+signals:
+    void currentChanged(int index);   // the batch image shown alone, -1 for the grid
+    void stepRequested(int delta);    // -1 / +1: the previous / next result, from the window's list
+    void zoomChanged(double zoom);
 
 protected:
     void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void wheelEvent(QWheelEvent* e) override;
+    void mousePressEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
 
 private:
-    QImage m_image;
+    QRect picturePane() const;        // the widget less the caption strip
+    QList<QRect> gridCells() const;
+    bool zoomable() const { return m_final && !m_images.isEmpty() && m_current >= 0; }
+    void setShown(const QList<QImage>& images, const QStringList& captions);
+    void step(int delta);
+
+    QList<QImage> m_images;   // the finished run's (or the library image), or the one live preview
+    QStringList m_captions;
     QString m_placeholder;
+    int m_current = 0;
     bool m_final = false;
     int m_previews = 0;
+    ViewTransform m_view;
+    bool m_fitted = true;
+    QPointF m_dragFrom;
+    bool m_dragged = false;
 };
 
 } // namespace dd::ui

@@ -1,6 +1,9 @@
-// The compare view offscreen: the numbers shown for known pairs, modes, heatmap, shared zoom and pan, the
-// differing settings list, and ABRunner's sequencing.
+// The two viewers offscreen. The compare view: the numbers shown for known pairs, modes, heatmap, shared zoom
+// and pan, the differing settings list, and ABRunner's sequencing. The canvas (PreviewView): zoom about the
+// cursor, Fit / 100 %, pan, a batch as a grid, stepping, and its caption.
 #include "ui/compareview.h"
+#include "ui/engineworker.h"
+#include "ui/previewview.h"
 
 #include <QCheckBox>
 #include <QLabel>
@@ -140,6 +143,100 @@ private slots:
         QVERIFY(view.zoom() > 4.0);
         view.fitToView();
         QCOMPARE(view.zoom(), fitted);
+    }
+
+    // The canvas shows the very pixel under the cursor after a wheel zoom, pans by a drag, and Fit / 100 % set
+    // the zoom they name.
+    void canvasZoomsAboutTheCursorAndPans() {
+        ui::PreviewView canvas;
+        canvas.resize(400, 330);
+        canvas.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&canvas));
+        const QImage img = ui::toQImage(gradient(64, 48));
+        canvas.showFinal(img, "seed 42 · a gradient");
+        QVERIFY(canvas.isFitted());
+        QVERIFY(canvas.zoom() > 5.0);  // 64 px wide in a 400 px canvas
+        QCOMPARE(canvas.caption(), QString("seed 42 · a gradient"));
+        QSignalSpy zooms(&canvas, &ui::PreviewView::zoomChanged);
+
+        const QPointF at(130, 90);
+        const auto pixelAt = [&canvas](QPointF p) {
+            const QImage shot = canvas.grab().toImage();
+            const qreal dpr = shot.devicePixelRatio();
+            return shot.pixel(int(p.x() * dpr), int(p.y() * dpr));
+        };
+        const QRgb before = pixelAt(at);
+        QWheelEvent wheel(at, canvas.mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&canvas, &wheel);
+        QVERIFY(canvas.zoom() > 7.0);
+        QVERIFY(!canvas.isFitted());
+        QCOMPARE(zooms.count(), 1);
+        QCOMPARE(pixelAt(at), before);
+
+        canvas.setZoom(1.0);
+        QCOMPARE(canvas.zoom(), 1.0);
+        const QPointF panBefore = canvas.pan();
+        QTest::mousePress(&canvas, Qt::LeftButton, {}, QPoint(200, 150));
+        QTest::mouseMove(&canvas, QPoint(230, 170));
+        QTest::mouseRelease(&canvas, Qt::LeftButton, {}, QPoint(230, 170));
+        QCOMPARE(canvas.pan(), panBefore - QPointF(30, 20));  // the image follows the mouse, one pixel per pixel
+        canvas.fitToView();
+        QVERIFY(canvas.isFitted());
+        const double paneHeight = canvas.height() - (canvas.fontMetrics().height() + 8);  // less the caption strip
+        QCOMPARE(canvas.zoom(), std::min(400.0 / 64, paneHeight / 48));
+
+        // Live previews are always fitted and do not zoom.
+        canvas.showPreview(img.scaled(8, 6));
+        QVERIFY(!canvas.isFinal());
+        const double previewZoom = canvas.zoom();
+        QApplication::sendEvent(&canvas, &wheel);
+        QCOMPARE(canvas.zoom(), previewZoom);
+    }
+
+    // A batch shows as a grid; a click opens one image, G goes back; the arrow keys step through the batch and,
+    // past its ends, ask for the neighbouring result.
+    void canvasShowsABatchAsAGridAndSteps() {
+        ui::PreviewView canvas;
+        canvas.resize(420, 440);
+        canvas.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&canvas));
+        QList<QImage> batch;
+        QStringList captions;
+        for (int i = 0; i < 4; ++i) {
+            batch << ui::toQImage(gradient(32, 32, 3 * i));
+            captions << QString("seed %1").arg(100 + i);
+        }
+        QSignalSpy current(&canvas, &ui::PreviewView::currentChanged);
+        QSignalSpy steps(&canvas, &ui::PreviewView::stepRequested);
+        canvas.showBatch(batch, captions);
+        QVERIFY(canvas.showsGrid());
+        QCOMPARE(canvas.imageCount(), 4);
+        QVERIFY(canvas.caption().startsWith("4 images"));
+        // A 2 × 2 grid: the lower right quarter is the fourth image.
+        QCOMPARE(canvas.cellAt(QPoint(10, 10)), 0);
+        QCOMPARE(canvas.cellAt(QPoint(400, 10)), 1);
+        QCOMPARE(canvas.cellAt(QPoint(400, 380)), 3);
+        QTest::mouseClick(&canvas, Qt::LeftButton, {}, QPoint(400, 380));
+        QCOMPARE(canvas.currentIndex(), 3);
+        QVERIFY(canvas.image() == batch[3]);
+        QCOMPARE(canvas.caption(), QString("4 of 4 · seed 103"));
+        QTest::keyClick(&canvas, Qt::Key_Left);
+        QCOMPARE(canvas.currentIndex(), 2);
+        QTest::keyClick(&canvas, Qt::Key_Right);
+        QTest::keyClick(&canvas, Qt::Key_Right);  // past the end: the next result
+        QCOMPARE(canvas.currentIndex(), 3);
+        QCOMPARE(steps.count(), 1);
+        QCOMPARE(steps.takeFirst().at(0).toInt(), 1);
+        QTest::keyClick(&canvas, Qt::Key_G);
+        QVERIFY(canvas.showsGrid());
+        QCOMPARE(current.last().at(0).toInt(), -1);
+
+        canvas.showFinal(batch[0], "seed 100");  // a single image: the arrows go to the neighbouring results
+        QVERIFY(!canvas.showsGrid());
+        QTest::keyClick(&canvas, Qt::Key_Left);
+        QCOMPARE(steps.count(), 1);
+        QCOMPARE(steps.takeFirst().at(0).toInt(), -1);
     }
 
     void differingSettingsAndEnvironment() {

@@ -1,7 +1,10 @@
 // Keeping, finding and reusing images, end to end in the window (offscreen, built-in demo model): Generate saves
 // the PNG with its A1111 text and its sidecar into today's folder; after a restart the library holds it and finds
 // it by a word of its prompt; "Use settings" on it makes the same picture again, byte for byte; Delete moves it
-// to the trash and out of the library; a damaged index is rebuilt from the folder on the next start.
+// to the trash and out of the library; a damaged index is rebuilt from the folder on the next start. A batch
+// shows as a grid whose images each have their file; Verify reruns one and finds it identical. Favourites,
+// ratings and typed filters narrow the library; an image another program drops into a watched folder joins it.
+#include "core/library/library.h"
 #include "core/resources.h"
 #include "core/settings/restore.h"
 #include "core/settings/sidecar.h"
@@ -11,8 +14,11 @@
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
+#include "ui/previewview.h"
 #include "ui/promptpanel.h"
+#include "imaging/png.h"
 
+#include <QAction>
 #include <QDialog>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
@@ -27,6 +33,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTextEdit>
+#include <QToolButton>
 
 #include <QtTest>
 
@@ -225,6 +232,97 @@ private slots:
         QVERIFY(w.restoreFromFile(files.at(0)));
         QCOMPARE(locate.count(), 0);
         QVERIFY(w.findChild<QLabel*>("restoreNotice") == nullptr || w.findChild<QLabel*>("restoreNotice")->isHidden());
+    }
+
+    // A batch of two: a grid, each image with its own file; Verify on the second reruns it and finds the pixels
+    // identical (the CLI's verify, from the window).
+    void aBatchIsAGridAndVerifyFindsItsImageIdentical() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        w.findChild<QSpinBox*>("batchSize")->setValue(2);
+        const auto files = generateAndSave(w);
+        QCOMPARE(files.size(), 4);  // two images, two sidecars
+        auto* canvas = w.previewView();
+        QVERIFY(canvas->showsGrid());
+        QCOMPARE(canvas->imageCount(), 2);
+        QCOMPARE(w.shownImageFile(), files.at(0));
+        canvas->setCurrentIndex(1);
+        QCOMPARE(w.shownImageFile(), files.at(2));
+        QVERIFY(canvas->caption().contains("seed 4243"));
+        auto* verify = w.findChild<QAction*>("canvasVerify");
+        QVERIFY(verify->isEnabled());
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        verify->trigger();
+        QVERIFY(finished.wait(120000));
+        QVERIFY(w.lastVerify().has_value());
+        QVERIFY2(w.lastVerify()->error.isEmpty(), qPrintable(w.lastVerify()->error));
+        QVERIFY2(w.lastVerify()->identical, qPrintable(w.lastVerify()->report));
+        QCOMPARE(w.lastVerify()->recorded.settings.seed, int64_t(4243));  // the second image's own seed
+        QVERIFY(w.compareView() != nullptr);
+        QVERIFY(!w.isRunning());
+    }
+
+    void favouritesRatingsFiltersAndAWatchedFolder() {
+        // Three images from "another program" (A1111 text only) in a watched folder, before the start.
+        QTemporaryDir watched;
+        const auto write = [&](const QString& name, int seed, const char* size, uint8_t shade) {
+            dd::api::Image img{8, 8, std::vector<uint8_t>(8 * 8 * 3, shade)};
+            const std::string text = std::string("a blue teapot\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: ") +
+                                     std::to_string(seed) + ", Size: " + size + ", Model: other-model";
+            dd::imaging::writePng(watched.filePath(name).toStdString(), img, {{"parameters", text}});
+        };
+        write("a.png", 1, "512x512", 10);
+        write("b.png", 2, "512x768", 20);
+        QSettings().setValue("library/watchedFolders", QStringList{watched.path()});
+        MainWindow w({});
+        auto* panel = w.libraryPanel();
+        auto* model = panel->model();
+        QTRY_VERIFY_WITH_TIMEOUT(model->isOpen(), 30000);
+        QTRY_COMPARE(model->rowCount(), 2);
+
+        // Dropped in while the app runs: it joins the library a moment later.
+        write("c.png", 3, "512x512", 30);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 3, 15000);
+
+        panel->searchBox()->setText("teapot size:512x768");
+        QTRY_COMPARE(model->rowCount(), 1);
+        QCOMPARE(model->item(0)->seed, qint64(2));
+        panel->searchBox()->setText("seed:abc");
+        QTRY_VERIFY(!panel->searchProblem().isEmpty());
+        QCOMPARE(model->rowCount(), 3);  // the bad filter is named, not applied
+        panel->searchBox()->setText("");
+        QTRY_COMPARE(model->rowCount(), 3);
+
+        const qint64 third = model->idAt(0);  // newest first: c.png
+        emit panel->favouriteRequested(third, true);
+        emit panel->ratingRequested(model->idAt(2), 4);
+        QTRY_VERIFY(model->item(0)->favourite);
+        panel->findChild<QToolButton*>("libraryFavourites")->setChecked(true);
+        QTRY_COMPARE(model->rowCount(), 1);
+        QCOMPARE(model->idAt(0), third);
+        panel->findChild<QToolButton*>("libraryFavourites")->setChecked(false);
+        panel->searchBox()->setText("rating:4");
+        QTRY_COMPARE(model->rowCount(), 1);
+        QCOMPARE(model->item(0)->seed, qint64(1));
+
+        // The Sort menu: the best rated first; a sampler no image was made with shows none.
+        panel->searchBox()->setText("");
+        QTRY_COMPARE(model->rowCount(), 3);
+        panel->setOrder(dd::library::Sort::Rating);
+        QCOMPARE(model->item(0)->seed, qint64(1));
+        panel->setSampler("DDIM");
+        QCOMPARE(model->rowCount(), 0);
+        panel->setSampler("Euler a");
+        QCOMPARE(model->rowCount(), 3);
+        panel->setSampler({});
+        panel->setOrder(dd::library::Sort::Newest);
+
+        // Stepping from the canvas moves through the library's images.
+        panel->view()->setCurrentIndex(model->index(0));
+        QTRY_COMPARE(w.shownImageFile(), model->item(0)->path);
+        emit w.previewView()->stepRequested(1);
+        QTRY_COMPARE(w.shownImageFile(), model->item(1)->path);
     }
 
     void aDamagedIndexIsRebuiltFromTheFolder() {

@@ -6,6 +6,7 @@
 
 #include "core/library/library.h"
 #include "core/library/scan.h"
+#include "core/library/search.h"
 #include "imaging/export.h"
 
 #include <QTemporaryDir>
@@ -289,6 +290,55 @@ private slots:
         QCOMPARE(ftsQuery("  a\"b  OR c* "), std::string("\"a\"* \"b\"* \"OR\"* \"c\"*"));
         QCOMPARE(ftsQuery("((!!"), std::string());
         QCOMPARE(ftsQuery("ქალაქი قطة"), std::string("\"ქალაქი\"* \"قطة\"*"));
+    }
+
+    // The search box: filters come out of the words, a bad filter is named and not applied, the rest still runs.
+    void searchFiltersAreReadFromTheTypedText() {
+        const auto p = parseSearch(R"(red cat seed:42 size:512X768 sampler:"DPM++ 2M" model:tiny date:2026-12-01 rating:3 is:fav sort:oldest)");
+        QVERIFY(p.problems.empty());
+        QCOMPARE(p.query.text, std::string("red cat"));
+        QCOMPARE(p.query.seed.value_or(-1), int64_t(42));
+        QCOMPARE(p.query.width, 512);
+        QCOMPARE(p.query.height, 768);
+        QCOMPARE(p.query.sampler, std::string("DPM++ 2M"));
+        QCOMPARE(p.query.modelName, std::string("tiny"));
+        QCOMPARE(p.query.from, std::string("2026-12-01"));
+        QCOMPARE(p.query.to, std::string("2026-12-01"));
+        QCOMPARE(p.query.minRating, 3);
+        QVERIFY(p.query.favouritesOnly);
+        QVERIFY(p.query.sort == Sort::Oldest);
+
+        const auto range = parseSearch("after:2026-11-01 before:2026-12-31 time:noon");
+        QCOMPARE(range.query.from, std::string("2026-11-01"));
+        QCOMPARE(range.query.to, std::string("2026-12-31"));
+        QCOMPARE(range.query.text, std::string("time:noon"));  // not a filter: a word of a prompt
+
+        const auto bad = parseSearch("cat seed:-3 size:512 date:2026-13-01 rating:9 is:nice sort:random");
+        QCOMPARE(bad.query.text, std::string("cat"));
+        QVERIFY(!bad.query.seed);
+        QCOMPARE(bad.query.width, 0);
+        QVERIFY(bad.query.from.empty());
+        QCOMPARE(bad.query.minRating, 0);
+        QVERIFY(!bad.query.favouritesOnly);
+        QCOMPARE(bad.problems.size(), size_t(6));
+        QVERIFY(QString::fromStdString(bad.problems[0]).startsWith("seed:-3: "));
+    }
+
+    // What the parsed search finds in an index: the filters and the words together.
+    void parsedSearchFinds() {
+        Library lib(dbPath());
+        auto big = entry("/x/big.png", "a red barn", 7, "2026-12-01T09:00:00Z");
+        big.width = 512;
+        big.height = 768;
+        const auto bigId = lib.put(big);
+        const auto small = lib.put(entry("/x/small.png", "a red barn", 8, "2026-12-02T09:00:00Z"));
+        lib.setFavourite(small, true);
+        lib.setRating(bigId, 4);
+        QCOMPARE(lib.ids(parseSearch("barn size:512x768").query), (std::vector<int64_t>{bigId}));
+        QCOMPARE(lib.ids(parseSearch("red is:favourite").query), (std::vector<int64_t>{small}));
+        QCOMPARE(lib.ids(parseSearch("rating:4").query), (std::vector<int64_t>{bigId}));
+        QCOMPARE(lib.ids(parseSearch("before:2026-12-01").query), (std::vector<int64_t>{bigId}));
+        QCOMPARE(lib.ids(parseSearch("sort:oldest").query), (std::vector<int64_t>{bigId, small}));
     }
 };
 

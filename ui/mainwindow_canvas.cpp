@@ -1,0 +1,182 @@
+// MainWindow: the canvas (a finished run, a batch as a grid, or a library image; zoom and pan) and its bar of
+// what can be done with the image it shows: use its settings, compare it, verify it, find it, delete it.
+#include "ui/librarypanel.h"
+#include "ui/libraryservice.h"
+#include "ui/mainwindow.h"
+#include "ui/previewview.h"
+
+#include <QAction>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QToolBar>
+#include <QToolButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+namespace dd::ui {
+namespace {
+
+QString captionFor(qint64 seed, const QString& prompt) {
+    return seed >= 0 ? QObject::tr("seed %1 · %2").arg(seed).arg(prompt) : prompt;
+}
+
+} // namespace
+
+QWidget* MainWindow::buildCanvas() {
+    auto* canvas = new QWidget(this);
+    canvas->setObjectName("canvas");
+    // A tool bar: what does not fit a narrow window goes behind its » button, so the window keeps its width.
+    auto* bar = new QToolBar(canvas);
+    bar->setObjectName("canvasBar");
+    bar->setFloatable(false);
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    auto add = [&](const char* name, const QString& text, const QString& tip, auto slot, bool needsFile) {
+        QAction* a = bar->addAction(text, this, slot);
+        a->setObjectName(name);
+        a->setToolTip(tip.isEmpty() ? text : tip);
+        if (needsFile) m_imageActions << a;
+        return a;
+    };
+    add("canvasFit", tr("Fit"), tr("The whole image in the window (F)"), [this] { m_preview->fitToView(); }, false);
+    add("canvasActualSize", tr("100%"), tr("One image pixel per screen pixel (1); the wheel zooms, a drag pans"),
+        [this] { m_preview->setZoom(1.0); }, false);
+    m_zoomLabel = new QLabel(canvas);
+    m_zoomLabel->setObjectName("canvasZoom");
+    m_zoomLabel->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("6400 %")));
+    bar->addWidget(m_zoomLabel);
+    m_gridAction = add("canvasGrid", tr("Grid"), tr("Every image of the batch (G)"), [this] { m_preview->setCurrentIndex(-1); }, false);
+    auto* gap = new QWidget(bar);
+    gap->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    bar->addWidget(gap);
+    auto shown = [this] { return shownImageFile(); };
+    add("canvasUseSettings", tr("Use settings"), tr("Every setting of this image into the panel (Ctrl+Z undoes it)"),
+        [this, shown] { restoreFromFile(shown()); }, true);
+    add("canvasCompare", tr("Compare with…"), tr("This image beside any other: settings, PSNR / SSIM, heatmap"),
+        [this, shown] { compareWith(shown()); }, true);
+    add("canvasVerify", tr("Verify"), tr("Rerun this image's settings and compare the pixels, hash for hash"),
+        [this, shown] { verifyFile(shown()); }, true);
+    add("canvasShowInFolder", tr("Show in folder"), QString(), [this] { showInFolder(); }, true);
+    add("canvasCopyParameters", tr("Copy parameters"), tr("The A1111 text (Ctrl+Shift+C)"), [this] { copyParameters(); }, true);
+    add("canvasDelete", tr("Delete"), tr("Move the image and its sidecar to the trash"), [this] { deleteShownImage(); }, true);
+    for (QToolButton* b : bar->findChildren<QToolButton*>()) b->setFocusPolicy(Qt::NoFocus);  // arrows stay with the canvas
+
+    auto* layout = new QVBoxLayout(canvas);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(bar);
+    layout->addWidget(m_preview, 1);
+    connect(m_preview, &PreviewView::zoomChanged, this, &MainWindow::updateImageActions);
+    connect(m_preview, &PreviewView::currentChanged, this, &MainWindow::updateImageActions);
+    connect(m_preview, &PreviewView::stepRequested, m_library, &LibraryPanel::step);
+    updateImageActions();
+    return canvas;
+}
+
+QString MainWindow::shownImageFile() const { return m_shownFiles.value(std::max(0, m_preview->currentIndex())); }
+
+void MainWindow::updateImageActions() {
+    const bool saved = !shownImageFile().isEmpty();
+    for (QAction* a : m_imageActions) a->setEnabled(saved);
+    m_gridAction->setVisible(m_preview->isFinal() && m_preview->imageCount() > 1);
+    m_gridAction->setEnabled(m_preview->currentIndex() >= 0);
+    m_zoomLabel->setText(m_preview->isFinal() && !m_preview->showsGrid() && m_preview->imageCount() > 0
+                             ? QStringLiteral("%1 %").arg(qRound(m_preview->zoom() * 100))
+                             : QString());
+}
+
+// A finished run: its images on the canvas (a batch as a grid), each captioned with its own seed. Their files
+// follow when the library thread has saved them (LibraryService::saved).
+void MainWindow::showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images) {
+    QList<QImage> shown(images.begin(), images.end());
+    QStringList captions;
+    for (size_t i = 0; i < images.size(); ++i)
+        captions << captionFor(result.settings.seed + int64_t(i), QString::fromStdString(result.settings.prompt));
+    m_shownFiles.clear();
+    m_shownJob = m_currentJob;
+    if (!shown.isEmpty()) m_preview->showBatch(shown, captions);
+    updateImageActions();
+}
+
+void MainWindow::showLibraryImage(const LibraryItem& item) {
+    const QImage image(item.path);
+    if (image.isNull()) {
+        statusBar()->showMessage(tr("%1 cannot be read (moved or deleted?)").arg(item.path), 8000);
+        return;
+    }
+    m_shownFiles = {item.path};
+    m_shownJob = QStringLiteral("library");  // no run's files replace it
+    m_preview->showFinal(image, captionFor(item.seed, item.prompt));
+    updateImageActions();
+}
+
+void MainWindow::compareWith(const QString& path) {
+    if (path.isEmpty()) return;
+    QSettings q;
+    const QString start = q.value("canvas/lastCompareFolder", QFileInfo(path).absolutePath()).toString();
+    const QString other = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(path).fileName()), start,
+                                                       tr("Images (*.png *.jpg *.jpeg *.webp)"));
+    if (other.isEmpty()) return;
+    q.setValue("canvas/lastCompareFolder", QFileInfo(other).absolutePath());
+    compareFiles(path, other);
+}
+
+void MainWindow::verifyFile(const QString& path) {
+    if (path.isEmpty()) return;
+    if (isRunning()) {
+        statusBar()->showMessage(tr("Verify runs when the generation in progress is done."), 5000);
+        return;
+    }
+    m_verifying = true;
+    m_cancelRequested = false;
+    setRunning(true);
+    m_eta->setText(tr("verifying %1: its settings again…").arg(QFileInfo(path).fileName()));
+    QStringList folders = knownModelFolders();
+    folders << QFileInfo(path).absolutePath();
+    QMetaObject::invokeMethod(m_engine->worker(), "verify", Qt::QueuedConnection, Q_ARG(QString, path),
+                              Q_ARG(QStringList, folders));
+}
+
+void MainWindow::onVerified(const VerifyOutcome& outcome) {
+    m_verifying = false;
+    m_lastVerify = outcome;
+    setRunning(false);
+    const QString name = QFileInfo(outcome.file).fileName();
+    QString verdict;
+    if (!outcome.error.isEmpty()) verdict = tr("Verify %1: %2").arg(name, outcome.error);
+    else if (outcome.identical) verdict = tr("Verified %1: the rerun is identical, pixel for pixel.").arg(name);
+    else verdict = tr("Verify %1: the rerun differs (details in the compare window).").arg(name);
+    m_eta->setText(verdict);
+    statusBar()->showMessage(verdict);
+    if (outcome.error.isEmpty() && !outcome.recorded.images.empty()) {
+        showComparison(outcome.recorded, 0, outcome.rerun, 0);
+        m_compareWindow->setWindowTitle(tr("Verify %1 — %2").arg(name, outcome.identical ? tr("identical") : tr("differs")));
+        m_compareWindow->setToolTip(outcome.report);
+    }
+    emit runFinished();
+    runNextJob();  // a Generate pressed meanwhile waited
+}
+
+void MainWindow::deleteShownImage() {
+    const QString file = shownImageFile();
+    if (file.isEmpty()) return;
+    QMetaObject::invokeMethod(m_libraryThread->service(), "trashFiles", Qt::QueuedConnection, Q_ARG(QStringList, {file}));
+    m_shownFiles.clear();
+    m_preview->setPlaceholder(tr("%1 is in the trash").arg(QFileInfo(file).fileName()));
+    m_preview->showBatch({}, {});
+    updateImageActions();
+}
+
+void MainWindow::importFolder() {
+    QSettings q;
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Import the images of a folder"),
+                                                             q.value("library/lastImportFolder", QDir::homePath()).toString());
+    if (folder.isEmpty()) return;
+    q.setValue("library/lastImportFolder", folder);
+    statusBar()->showMessage(tr("Importing %1…").arg(folder));
+    QMetaObject::invokeMethod(m_libraryThread->service(), "import", Qt::QueuedConnection, Q_ARG(QString, folder));
+}
+
+} // namespace dd::ui
