@@ -1,5 +1,6 @@
 #include "ui/compareview.h"
 
+#include "ui/engineworker.h"  // toQImage
 #include "ui/viewtransform.h"
 
 #include <QButtonGroup>
@@ -377,37 +378,5 @@ void CompareView::updateDifferences() {
         add(tr("environment: %1").arg(QString::fromStdString(d.field)), QString::fromStdString(d.a), QString::fromStdString(d.b));
     if (m_haveEnvironment && m_environmentDiff.empty()) add(tr("(same environment)"), QString(), QString());
 }
-
-// ---- ABRunner ----
-
-void ABRunner::start(const compare::AbPair& pair) {
-    m_pair = pair;
-    m_a = {};
-    m_current = 'A';
-    emit generate(m_pair.a);
-}
-
-void ABRunner::onFinished(const api::GenerationResult& result) {
-    if (!m_current) return;
-    const auto& want = m_current == 'A' ? m_pair.a : m_pair.b;
-    if (!compare::diffSettings(result.settings, want).empty()) return;  // someone else's run
-    if (m_current == 'A') {
-        m_a = result;
-        m_current = 'B';
-        emit generate(m_pair.b);
-        return;
-    }
-    m_current = 0;
-    emit finished(m_a, result, QString::fromStdString(m_pair.label));
-}
-
-void ABRunner::onFailed(const QString& message) {
-    if (!m_current) return;
-    const char which = m_current;
-    m_current = 0;
-    emit failed(tr("A/B run %1 failed: %2").arg(QChar(which)).arg(message));
-}
-
-void ABRunner::cancel() { m_current = 0; }
 
 } // namespace dd::ui

@@ -6,13 +6,9 @@
 //   auto* view = new CompareView;
 //   view->setResults(resultA, 0, resultB, 0);     // or setImages(a, b) + setSettings(sa, sb)
 //   view->setMode(CompareView::Mode::Swipe);
-//
-// ABRunner runs an A/B pair (core/compare/ab_settings.h) on the engine worker, one after the other.
 #include "core/api/generation_result.h"
-#include "core/compare/ab_settings.h"
 #include "core/compare/settings_diff.h"
 #include "imaging/compare.h"
-#include "ui/engineworker.h"  // the metatypes of GenerationSettings / GenerationResult (signals below)
 
 #include <QImage>
 #include <QPointF>
@@ -89,35 +85,6 @@ private:
     std::optional<imaging::ImageMetrics> m_metrics;
     std::vector<compare::FieldDifference> m_settingsDiff, m_environmentDiff;
     bool m_haveSettings = false, m_haveEnvironment = false;
-};
-
-// Runs an A/B pair on the engine worker: emits generate(A), then generate(B) when A has finished, then
-// finished(A, B). Connect generate → EngineWorker::generate (queued) and the worker's finished / failed → the
-// slots. Results whose settings are not the pair's (another run of the window) are ignored. Live previews:
-// the worker's progress belongs to current() ('A' or 'B').
-class ABRunner : public QObject {
-    Q_OBJECT
-public:
-    using QObject::QObject;
-    void start(const compare::AbPair& pair);
-    bool running() const { return m_current != 0; }
-    char current() const { return m_current; }  // 'A', 'B', or 0 when idle
-    const compare::AbPair& pair() const { return m_pair; }
-
-public slots:
-    void onFinished(const dd::api::GenerationResult& result);
-    void onFailed(const QString& message);
-    void cancel();
-
-signals:
-    void generate(const dd::api::GenerationSettings& settings);
-    void finished(const dd::api::GenerationResult& a, const dd::api::GenerationResult& b, const QString& label);
-    void failed(const QString& message);
-
-private:
-    compare::AbPair m_pair;
-    api::GenerationResult m_a;
-    char m_current = 0;
 };
 
 } // namespace dd::ui

@@ -15,6 +15,7 @@
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
+#include "ui/runcontroller.h"
 #include "ui/vramgauge.h"
 
 #include <QCloseEvent>
@@ -52,6 +53,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     : QMainWindow(parent), m_price(PriceProfile::load()), m_prefs(AppPreferences::load()) {
     setObjectName("mainWindow");
     setWindowTitle(tr("DiffusionDesk"));
+    m_run = new RunController(this);
+    m_run->setLaunchGate([this] { return m_picker->loading(); });  // a Generate pressed during a load waits
+    m_run->setAutosave(m_prefs.autosave);
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
     m_controlNet = new ControlNetPanel(this);
@@ -175,21 +179,45 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
 
     m_engine = new EngineThread(this);
     auto* worker = m_engine->worker();
-    connect(this, &MainWindow::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
+    connect(m_run, &RunController::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
+    connect(m_run, &RunController::verifyRequested, worker, &EngineWorker::verify, Qt::QueuedConnection);
+    connect(m_run, &RunController::cancelRequested, this, [worker] { worker->cancel(); });  // an atomic flag
+    connect(m_run, &RunController::runStarted, this, &MainWindow::onRunStarted);
+    connect(m_run, &RunController::resultReady, this, &MainWindow::showResult);
+    connect(m_run, &RunController::saveRequested, this, &MainWindow::keepResult);
+    connect(m_run, &RunController::runFailed, this, [this](const QString& message) {
+        m_eta->setText(message);
+        statusBar()->showMessage(message);
+    });
+    connect(m_run, &RunController::verified, this, &MainWindow::onVerified);
+    connect(m_run, &RunController::stateChanged, this, &MainWindow::updateButtons);
+    connect(m_run, &RunController::finished, this, &MainWindow::runFinished);
+    connect(m_run, &RunController::leftoversFound, this, [this](int n) {
+        statusBar()->showMessage(tr("%n job(s) left from the last session wait in the queue: Run queue to run them, or "
+                                    "remove them.", nullptr, n));
+    });
+    connect(m_run, &RunController::abFinished, this,
+            [this](const api::GenerationResult& a, const api::GenerationResult& b, const QString& label) {
+                showComparison(a, 0, b, 0);
+                statusBar()->showMessage(tr("A/B done: %1").arg(label));
+            });
     connect(this, &MainWindow::previewDecoderRequested, worker, &EngineWorker::setPreviewDecoder, Qt::QueuedConnection);
     connect(this, &MainWindow::locateRequested, worker, &EngineWorker::locateModel, Qt::QueuedConnection);
     connect(this, &MainWindow::memorySampleRequested, worker, &EngineWorker::sampleMemory, Qt::QueuedConnection);
     connect(worker, &EngineWorker::progress, this, &MainWindow::onProgress);
-    connect(worker, &EngineWorker::finished, this, &MainWindow::onFinished);
-    connect(worker, &EngineWorker::failed, this, &MainWindow::onFailed);
-    connect(worker, &EngineWorker::verified, this, &MainWindow::onVerified);
+    connect(worker, &EngineWorker::finished, this, [this](const api::GenerationResult& result, const PreviewStats& stats) {
+        m_lastPreviewStats = stats;
+        m_run->onFinished(result);
+    });
+    connect(worker, &EngineWorker::failed, m_run, &RunController::onFailed);
+    connect(worker, &EngineWorker::verified, m_run, &RunController::onVerified);
     connect(worker, &EngineWorker::memorySampled, m_gauge, &VramGauge::addSample);
     connect(worker, &EngineWorker::modelLoading, m_picker, &ModelPicker::setLoading);
     connect(worker, &EngineWorker::modelLoaded, m_picker, &ModelPicker::setLoaded);
     connect(worker, &EngineWorker::modelFailed, m_picker, &ModelPicker::setFailed);
     // A Generate pressed during a load waits for it.
-    connect(worker, &EngineWorker::modelLoaded, this, [this] { updateButtons(); runNextJob(); });
-    connect(worker, &EngineWorker::modelFailed, this, [this] { updateButtons(); runNextJob(); });
+    connect(worker, &EngineWorker::modelLoaded, this, [this] { updateButtons(); m_run->resume(); });
+    connect(worker, &EngineWorker::modelFailed, this, [this] { updateButtons(); m_run->resume(); });
     connect(worker, &EngineWorker::modelLoading, this, &MainWindow::updateButtons);
     connect(worker, &EngineWorker::previewDecoderChanged, this, [this](const QString& description, const QString& problem) {
         m_previewSource = description;
@@ -226,49 +254,22 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
     connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
     connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);
-    // A/B pairs run through the same launch path (progress, preview, gallery); the runner decides when both are in.
-    m_ab = new ABRunner(this);
-    connect(m_ab, &ABRunner::generate, this, &MainWindow::launch);
-    connect(worker, &EngineWorker::finished, m_ab, [this](const api::GenerationResult& r) {
-        if (m_ab->running()) m_ab->onFinished(r);
-    });
-    connect(worker, &EngineWorker::failed, m_ab, [this](const QString& message) {
-        if (m_ab->running()) m_ab->onFailed(message);
-    });
-    connect(m_ab, &ABRunner::finished, this,
-            [this](const api::GenerationResult& a, const api::GenerationResult& b, const QString& label) {
-                setRunning(false);
-                showComparison(a, 0, b, 0);
-                statusBar()->showMessage(tr("A/B done: %1").arg(label));
-                emit runFinished();
-            });
     // The queue: requests to its thread, snapshots back.
     m_queue = std::make_unique<ServiceThread<QueueService>>("queue", queueFile());
     auto* service = m_queue->service();
-    connect(this, &MainWindow::enqueueRequested, service, &QueueService::enqueue, Qt::QueuedConnection);
-    connect(this, &MainWindow::jobStarted, service, &QueueService::start, Qt::QueuedConnection);
-    connect(this, &MainWindow::jobDone, service, &QueueService::done, Qt::QueuedConnection);
-    connect(this, &MainWindow::jobFailed, service, &QueueService::fail, Qt::QueuedConnection);
-    connect(this, &MainWindow::jobCancelled, service, &QueueService::cancel, Qt::QueuedConnection);
-    connect(this, &MainWindow::retryRequested, service, &QueueService::retry, Qt::QueuedConnection);
-    connect(this, &MainWindow::removeRequested, service, &QueueService::remove, Qt::QueuedConnection);
-    connect(service, &QueueService::enqueued, this, [this] {
-        m_enqueuesInFlight = std::max(0, m_enqueuesInFlight - 1);
-        runNextJob();
-    });
-    connect(service, &QueueService::changed, this, &MainWindow::onJobsChanged);
+    connect(m_run, &RunController::enqueueRequested, service, &QueueService::enqueue, Qt::QueuedConnection);
+    connect(m_run, &RunController::jobStarted, service, &QueueService::start, Qt::QueuedConnection);
+    connect(m_run, &RunController::jobDone, service, &QueueService::done, Qt::QueuedConnection);
+    connect(m_run, &RunController::jobFailed, service, &QueueService::fail, Qt::QueuedConnection);
+    connect(m_run, &RunController::jobCancelled, service, &QueueService::cancel, Qt::QueuedConnection);
+    connect(m_run, &RunController::retryRequested, service, &QueueService::retry, Qt::QueuedConnection);
+    connect(service, &QueueService::enqueued, m_run, &RunController::onEnqueued);
+    connect(service, &QueueService::changed, m_queueView, &QueueView::setJobs);
+    connect(service, &QueueService::changed, m_run, &RunController::onJobsChanged);
     connect(service, &QueueService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
-    connect(m_queueView, &QueueView::runRequested, this, &MainWindow::runQueue);
-    // Retry runs the job again now (the queue picks it up from the next snapshot), whatever it ended as.
-    connect(m_queueView, &QueueView::retryRequested, this, [this](const QString& id) {
-        m_launchedJobs.erase(id);
-        m_leftoverJobs.erase(id);
-        emit retryRequested(id);
-        m_cancelRequested = false;
-        m_queueActive = true;
-        updateButtons();
-    });
-    connect(m_queueView, &QueueView::removeRequested, this, &MainWindow::removeRequested);
+    connect(m_queueView, &QueueView::runRequested, m_run, &RunController::runQueue);
+    connect(m_queueView, &QueueView::retryRequested, m_run, &RunController::retry);
+    connect(m_queueView, &QueueView::removeRequested, service, &QueueService::remove, Qt::QueuedConnection);
     QMetaObject::invokeMethod(service, &QueueService::open, Qt::QueuedConnection);
     m_engine->start();  // every connection to the workers is made: now their threads
     m_queue->start();
@@ -283,7 +284,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_idleSampler = new QTimer(this);
     m_idleSampler->setInterval(1000);
     connect(m_idleSampler, &QTimer::timeout, this, [this] {
-        if (!m_running && !m_picker->loading()) emit memorySampleRequested();
+        if (!m_run->running() && !m_picker->loading()) emit memorySampleRequested();
     });
     m_idleSampler->start();
 
@@ -296,7 +297,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     QString startModel = model;
     if (startModel.isEmpty()) startModel = QSettings().value("lastModel").toString();
     m_picker->choose(startModel);
-    setRunning(false);
+    updateButtons();
     updatePresetLabel();
     emit memorySampleRequested();
 }
@@ -360,23 +361,19 @@ api::GenerationSettings MainWindow::currentSettings() const {
     return s;
 }
 
-void MainWindow::launch(const api::GenerationSettings& s) {
-    setRunning(true);
-    ++m_runIndex;
+bool MainWindow::isRunning() const { return m_run->busy(); }
+const QList<JobRow>& MainWindow::jobs() const { return m_run->jobs(); }
+
+void MainWindow::onRunStarted(const api::GenerationSettings& s) {
     m_progress->setRange(0, s.steps);
     m_progress->setValue(0);
-    m_eta->setText(m_runCount > 1 ? tr("run %1 of %2: starting…").arg(m_runIndex).arg(m_runCount) : tr("starting…"));
+    m_eta->setText(m_run->runCount() > 1 ? tr("run %1 of %2: starting…").arg(m_run->runIndex()).arg(m_run->runCount())
+                                         : tr("starting…"));
     m_firstStep = 0;
     m_gauge->beginRun();
-    emit generateRequested(s);
 }
 
-void MainWindow::cancel() {
-    stopQueue();
-    m_ab->cancel();
-    m_cancelRequested = true;
-    m_engine->worker()->cancel();
-}
+void MainWindow::cancel() { m_run->cancel(); }
 
 void MainWindow::onProgress(int step, int total, const QImage& preview) {
     m_progress->setRange(0, total);
@@ -392,18 +389,17 @@ void MainWindow::onProgress(int step, int total, const QImage& preview) {
         const double perStep = double(m_runClock.elapsed()) / 1000.0 / (step - m_firstStep);
         text += tr(" · %1/step · about %2 left").arg(seconds(perStep), seconds(perStep * (total - step)));
     }
-    if (m_runCount > 1) text = tr("run %1 of %2: ").arg(m_runIndex).arg(m_runCount) + text;
-    int queued = 0;
-    for (const auto& j : m_jobs) queued += j.state == QLatin1String("pending") && !m_launchedJobs.count(j.id);
-    if (!m_currentJob.isEmpty() && queued > 0) text += tr(" · %1 more queued").arg(queued);
+    if (m_run->runCount() > 1) text = tr("run %1 of %2: ").arg(m_run->runIndex()).arg(m_run->runCount()) + text;
+    const int queued = m_run->queuedCount();
+    if (!m_run->currentJob().isEmpty() && queued > 0) text += tr(" · %1 more queued").arg(queued);
     m_eta->setText(text);
 }
 
-void MainWindow::onFinished(const api::GenerationResult& result, const PreviewStats& stats) {
-    m_lastPreviewStats = stats;
+void MainWindow::showResult(const api::GenerationResult& result, const QString& jobId) {
+    const PreviewStats& stats = m_lastPreviewStats;
     std::vector<QImage> images;
     for (const auto& img : result.images) images.push_back(toQImage(img));
-    showRunImages(result, images);
+    showRunImages(result, images, jobId);
     m_gallery->addResult(result, images);
     for (const auto& [stage, peak] : {std::pair{"load", result.memory.load}, {"encode", result.memory.encode},
                                       {"denoise", result.memory.denoise}, {"decode", result.memory.decode}}) {
@@ -418,7 +414,7 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
     const auto& t = result.timings;
     double steps = 0;
     for (double s : t.stepSeconds) steps += s;
-    const double total = t.loadSeconds + t.encodeSeconds + steps + t.decodeSeconds;
+    const double total = runSeconds(result);
     const int n = std::max<int>(1, int(result.images.size()));
     const QString cost = formatUsd(m_price.costUsd(total) / n);
     m_costLabel->setText(tr("%1 per image (%2)").arg(cost, m_price.describe()));
@@ -438,45 +434,12 @@ void MainWindow::onFinished(const api::GenerationResult& result, const PreviewSt
                        .arg(stats.previews)
                        .arg(stats.steps)
                        .arg(100 * stats.costFraction(), 0, 'f', 1));
-
-    keepResult(result, total);
-    m_currentJob.clear();
-    if (m_ab->running()) return;  // the A/B runner starts B or finishes the pair
-    setRunning(false);
-    if (m_queueActive) {
-        runNextJob();
-        return;
-    }
-    emit runFinished();
 }
 
-void MainWindow::onFailed(const QString& message) {
-    // A run the user stopped is cancelled in the queue, not failed.
-    if (!m_currentJob.isEmpty()) {
-        if (m_cancelRequested) emit jobCancelled(m_currentJob);
-        else emit jobFailed(m_currentJob, message);
-    }
-    m_currentJob.clear();
-    setRunning(false);
-    m_eta->setText(message);
-    statusBar()->showMessage(message);
-    if (m_queueActive && !m_cancelRequested) {
-        runNextJob();  // one job's bad settings do not stop the others
-        return;
-    }
-    stopQueue();
-    emit runFinished();
-}
-
-void MainWindow::setRunning(bool running) {
-    m_running = running;
-    updateButtons();
-}
-
-// Generate adds to the queue at any time; the queue starts a job once no model is loading (runNextJob).
+// Generate adds to the queue at any time; the queue starts a job once no model is loading (RunController).
 void MainWindow::updateButtons() {
     m_generate->setText(isRunning() ? tr("Add to queue") : tr("Generate"));
-    m_cancel->setEnabled(m_running);
+    m_cancel->setEnabled(m_run->running());
 }
 
 void MainWindow::onModelChanged(const ModelInfo& info) {

@@ -1,10 +1,11 @@
 #pragma once
 // The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
-// the image library (every saved image; autosave runs on the library's thread), this session's gallery, the
-// generation queue, and a status bar with per-stage times and the cost per image. All
-// engine work goes to the EngineWorker thread through queued signals; the queue's journal lives on its own thread
-// (QueueService). Generate adds jobs to the queue and runs it; a job that was running when the app died comes
-// back interrupted and waits for Retry; pending jobs wait for Run queue.
+// the canvas, the image library (every saved image; autosave runs on the library's thread), this session's gallery,
+// the generation queue, and a status bar with per-stage times and the cost per image. It lays out and displays:
+// what runs and when (the queue, A/B pairs, Verify, saving) is RunController's, which it feeds with clicks and
+// the workers' answers. All engine work goes to the EngineWorker thread through queued signals; the queue's
+// journal lives on its own thread (QueueService). A job that was running when the app died comes back
+// interrupted and waits for Retry; pending jobs wait for Run queue.
 #include "core/api/generation_result.h"
 #include "core/compare/ab_settings.h"
 #include "core/memory/preset.h"
@@ -21,7 +22,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <vector>
 
 class QDockWidget;
@@ -33,7 +33,6 @@ class QTimer;
 
 namespace dd::ui {
 
-class ABRunner;
 class CompareView;
 class EngineThread;
 class Gallery;
@@ -44,6 +43,7 @@ class PreviewView;
 class ControlNetPanel;
 class PromptPanel;
 class QueueView;
+class RunController;
 class VramGauge;
 
 class MainWindow : public QMainWindow {
@@ -55,7 +55,8 @@ public:
     // What Generate would run now: the panel's values, the chosen model and the preset's plan.
     api::GenerationSettings currentSettings() const;
     // A generation runs, or the queue still has jobs of a Generate click to run.
-    bool isRunning() const { return m_running || m_queueActive; }
+    bool isRunning() const;
+    RunController* runController() const { return m_run; }
     // The queue's journal: queue.jsonl in the app's data folder.
     static QString queueFile();
     const std::optional<memory::Preset>& preset() const { return m_preset; }
@@ -74,7 +75,7 @@ public:
     const AppPreferences& preferences() const { return m_prefs; }
     ModelPicker* modelPicker() const { return m_picker; }
     QueueView* queueView() const { return m_queueView; }
-    const QList<JobRow>& jobs() const { return m_jobs; }
+    const QList<JobRow>& jobs() const;
     QString previewSource() const { return m_previewSource; }  // "TAESD (…)" or "latent approximation"
     // The folders searched for a restored image's model: preferences' model folders, then the folders of the
     // recent single-file models.
@@ -120,17 +121,9 @@ public slots:
     void applyPastedParameters();
 
 signals:
-    void generateRequested(const dd::api::GenerationSettings& settings);
     void previewDecoderRequested(bool enabled, const QString& folder);
     void locateRequested(const QString& name, const QString& hash, const QStringList& folders);
     void locateRefinerRequested(const QString& recorded, const QString& hash, const QStringList& folders);
-    void enqueueRequested(const QString& specJson);
-    void jobStarted(const QString& id);
-    void jobDone(const QString& id, const QStringList& files);
-    void jobFailed(const QString& id, const QString& error);
-    void jobCancelled(const QString& id);
-    void retryRequested(const QString& id);
-    void removeRequested(const QString& id);
     void memorySampleRequested();
     void runFinished();  // after the last image of a Generate click (or a failure / cancel)
     void imagesSaved(const QStringList& files);  // a finished run's images and sidecars, on disk and indexed
@@ -145,25 +138,20 @@ private:
     void buildMenus();
     QDockWidget* buildLibrary();
     QWidget* buildCanvas();
-    void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images);
+    void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images, const QString& jobId);
     void updateImageActions();
     void onVerified(const VerifyOutcome& outcome);
-    void keepResult(const api::GenerationResult& result, double wallSeconds);
+    void keepResult(const QString& jobId, const api::GenerationResult& result, double wallSeconds);
     void showLibraryImage(const LibraryItem& item);
     void useFromFile(const QString& path, bool promptOnly);
     void applyRestoredSettings(const api::GenerationSettings& s);
     void checkPastedParameters();
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
-    void launch(const api::GenerationSettings& s);
+    void onRunStarted(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
-    void onFinished(const api::GenerationResult& result, const PreviewStats& stats);
-    void onFailed(const QString& message);
+    void showResult(const api::GenerationResult& result, const QString& jobId);
     void onModelChanged(const ModelInfo& info);
-    void setRunning(bool running);
     void updateButtons();
-    void onJobsChanged(const QList<JobRow>& jobs);
-    void runNextJob();
-    void stopQueue();
     void applyPreferences();
     void locateRestoredModel(const QString& name, const QString& hash, const QString& recordedModel);
     void updatePresetLabel();
@@ -197,12 +185,11 @@ private:
     QList<QAction*> m_imageActions;  // the canvas bar's actions that need a saved image
     QLabel* m_zoomLabel;
     QAction* m_gridAction;
-    bool m_verifying = false;
     std::optional<VerifyOutcome> m_lastVerify;
     QLabel* m_pasteNotice;
     std::vector<api::GenerationSettings> m_undoRestores;          // before each restore, newest last
     std::optional<api::GenerationSettings> m_pastedParameters;    // what the prompt box's A1111 block says
-    ABRunner* m_ab;
+    RunController* m_run;  // what runs, and when: the queue, A/B, Verify, saving
     QWidget* m_compareWindow = nullptr;
     CompareView* m_compareView = nullptr;
     EngineThread* m_engine;
@@ -211,18 +198,8 @@ private:
     PriceProfile m_price;
     AppPreferences m_prefs;
     QString m_previewSource;
-    QList<JobRow> m_jobs;               // the queue as last reported by QueueService
-    bool m_queueActive = false;         // run pending jobs as they come
-    int m_enqueuesInFlight = 0;         // sent to the queue thread, not yet in m_jobs
-    QString m_currentJob;               // the queue job the current run belongs to ("" for A/B runs)
-    std::set<QString> m_launchedJobs;   // never launch a job twice from a stale snapshot
-    std::set<QString> m_leftoverJobs;   // pending when the app started: run only by Run queue
-    bool m_sawFirstSnapshot = false;
     PreviewStats m_lastPreviewStats;
     std::optional<api::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
-    bool m_running = false;
-    bool m_cancelRequested = false;
-    int m_runIndex = 0, m_runCount = 1;
     QElapsedTimer m_runClock;  // since the current run's first step
     int m_firstStep = 0;
 };

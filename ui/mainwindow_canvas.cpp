@@ -4,6 +4,7 @@
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
 #include "ui/previewview.h"
+#include "ui/runcontroller.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -89,13 +90,13 @@ void MainWindow::updateImageActions() {
 
 // A finished run: its images on the canvas (a batch as a grid), each captioned with its own seed. Their files
 // follow when the library thread has saved them (LibraryService::saved).
-void MainWindow::showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images) {
+void MainWindow::showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images, const QString& jobId) {
     QList<QImage> shown(images.begin(), images.end());
     QStringList captions;
     for (size_t i = 0; i < images.size(); ++i)
         captions << captionFor(result.settings.seed + int64_t(i), QString::fromStdString(result.settings.prompt));
     m_shownFiles.clear();
-    m_shownJob = m_currentJob;
+    m_shownJob = jobId;
     if (!shown.isEmpty()) m_preview->showBatch(shown, captions);
     updateImageActions();
 }
@@ -125,24 +126,17 @@ void MainWindow::compareWith(const QString& path) {
 
 void MainWindow::verifyFile(const QString& path) {
     if (path.isEmpty()) return;
-    if (isRunning()) {
+    QStringList folders = knownModelFolders();
+    folders << QFileInfo(path).absolutePath();
+    if (!m_run->verify(path, folders)) {
         statusBar()->showMessage(tr("Verify runs when the generation in progress is done."), 5000);
         return;
     }
-    m_verifying = true;
-    m_cancelRequested = false;
-    setRunning(true);
     m_eta->setText(tr("verifying %1: its settings again…").arg(QFileInfo(path).fileName()));
-    QStringList folders = knownModelFolders();
-    folders << QFileInfo(path).absolutePath();
-    QMetaObject::invokeMethod(m_engine->worker(), "verify", Qt::QueuedConnection, Q_ARG(QString, path),
-                              Q_ARG(QStringList, folders));
 }
 
 void MainWindow::onVerified(const VerifyOutcome& outcome) {
-    m_verifying = false;
     m_lastVerify = outcome;
-    setRunning(false);
     const QString name = QFileInfo(outcome.file).fileName();
     QString verdict;
     if (!outcome.error.isEmpty()) verdict = tr("Verify %1: %2").arg(name, outcome.error);
@@ -155,8 +149,6 @@ void MainWindow::onVerified(const VerifyOutcome& outcome) {
         m_compareWindow->setWindowTitle(tr("Verify %1 — %2").arg(name, outcome.identical ? tr("identical") : tr("differs")));
         m_compareWindow->setToolTip(outcome.report);
     }
-    emit runFinished();
-    runNextJob();  // a Generate pressed meanwhile waited
 }
 
 void MainWindow::deleteShownImage() {

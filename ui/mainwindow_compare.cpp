@@ -3,6 +3,7 @@
 #include "ui/dialoghooks.h"
 #include "ui/gallery.h"
 #include "ui/mainwindow.h"
+#include "ui/runcontroller.h"
 #include "ui/modelpicker.h"
 #include "ui/promptpanel.h"
 
@@ -71,11 +72,8 @@ void MainWindow::startAbPair(const std::function<compare::AbPair(const api::Gene
     s.seed = m_panel->takeSeed();
     try {
         const auto pair = makePair(s);
-        m_runCount = 2;
-        m_runIndex = 0;
-        m_cancelRequested = false;
         statusBar()->showMessage(tr("A/B: %1").arg(QString::fromStdString(pair.label)));
-        m_ab->start(pair);
+        m_run->startAb(pair);
     } catch (const std::exception& e) {
         statusBar()->showMessage(QString::fromStdString(e.what()));
     }

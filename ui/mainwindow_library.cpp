@@ -5,6 +5,7 @@
 #include "ui/mainwindow.h"
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
+#include "ui/runcontroller.h"
 
 #include "core/settings/restore.h"
 #include "imaging/export.h"
@@ -41,8 +42,8 @@ QDockWidget* MainWindow::buildLibrary() {
     });
     connect(service, &LibraryService::changed, m_library, &LibraryPanel::refresh);
     connect(service, &LibraryService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+    connect(service, &LibraryService::saved, m_run, &RunController::onSaved);
     connect(service, &LibraryService::saved, this, [this](const QString& jobId, const QStringList& files) {
-        if (!jobId.isEmpty()) emit jobDone(jobId, files);
         if (files.isEmpty()) return;
         if (jobId == m_shownJob && m_shownFiles.isEmpty()) {  // the run on the canvas: its images' files
             for (const QString& f : files)
@@ -75,13 +76,9 @@ QDockWidget* MainWindow::buildLibrary() {
     return dock;
 }
 
-// Every finished image goes to today's folder with its metadata and sidecar; the queue's job is done when the
-// files are on disk (its journal then lists them).
-void MainWindow::keepResult(const api::GenerationResult& result, double wallSeconds) {
-    if (!m_prefs.autosave) {
-        if (!m_currentJob.isEmpty()) emit jobDone(m_currentJob, {});
-        return;
-    }
+// Every finished image goes to today's folder with its metadata and sidecar (autosave on: RunController asks);
+// the queue's job is done when the files are on disk (its journal then lists them).
+void MainWindow::keepResult(const QString& jobId, const api::GenerationResult& result, double wallSeconds) {
     SaveOptions o;
     o.folder = m_prefs.todaysFolder();
     o.nameTemplate = m_prefs.nameTemplate;
@@ -89,7 +86,7 @@ void MainWindow::keepResult(const api::GenerationResult& result, double wallSeco
     o.quality = m_prefs.quality;
     o.wallSeconds = wallSeconds;
     o.pricePerHour = m_price.costUsd(3600.0);
-    QMetaObject::invokeMethod(m_libraryThread->service(), "save", Qt::QueuedConnection, Q_ARG(QString, m_currentJob),
+    QMetaObject::invokeMethod(m_libraryThread->service(), "save", Qt::QueuedConnection, Q_ARG(QString, jobId),
                               Q_ARG(dd::api::GenerationResult, result), Q_ARG(dd::ui::SaveOptions, o));
 }
 

@@ -6,6 +6,7 @@
 #include "ui/preferencesdialog.h"
 #include "ui/presetdialog.h"
 #include "ui/promptpanel.h"
+#include "ui/runcontroller.h"
 #include "ui/vramgauge.h"
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,7 @@ void MainWindow::openPreferences() {
     m_costLabel->setVisible(m_price.enabled);
     m_prefs = dialog.preferences();
     m_prefs.save();
+    m_run->setAutosave(m_prefs.autosave);
     applyPreferences();
 }
 
@@ -133,12 +135,11 @@ void MainWindow::saveState() const {
 
 // Closing during a run cancels it; EngineThread's destructor then joins the worker after the step in flight.
 void MainWindow::closeEvent(QCloseEvent* event) {
-    int waiting = 0;
-    for (const auto& j : m_jobs)
-        waiting += j.state == QLatin1String("pending") && !m_leftoverJobs.count(j.id) && j.id != m_currentJob;
-    if (m_running || waiting > 0) {
+    const int waiting = m_run->waitingCount();
+    const bool running = m_run->running();
+    if (running || waiting > 0) {
         QMessageBox ask(QMessageBox::Question, tr("Quit DiffusionDesk?"),
-                        m_running ? tr("A run is in progress; it will be cancelled.") : tr("Jobs are waiting in the queue."),
+                        running ? tr("A run is in progress; it will be cancelled.") : tr("Jobs are waiting in the queue."),
                         QMessageBox::NoButton, this);
         ask.setObjectName("quitQuestion");
         if (waiting > 0)
@@ -154,7 +155,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         }
     }
     saveState();
-    if (m_running) cancel();
+    if (running) cancel();
     m_engine->worker()->cancel();
     event->accept();
 }

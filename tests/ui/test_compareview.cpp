@@ -1,5 +1,5 @@
 // The two viewers offscreen. The compare view: the numbers shown for known pairs, modes, heatmap, shared zoom
-// and pan, the differing settings list, and ABRunner's sequencing. The canvas (PreviewView): zoom about the
+// and pan, the differing settings list. The canvas (PreviewView): zoom about the
 // cursor, Fit / 100 %, pan, a batch as a grid, stepping, and its caption.
 #include "ui/compareview.h"
 #include "ui/engineworker.h"
@@ -263,46 +263,6 @@ private slots:
         QCOMPARE(tree->topLevelItem(0)->text(0), QString("(settings unknown)"));
         view.setSettings(a.settings, a.settings);
         QCOMPARE(tree->topLevelItem(0)->text(0), QString("(same settings)"));
-    }
-
-    void abRunnerRunsAThenB() {
-        api::GenerationSettings base;
-        base.seed = 42;
-        ui::ABRunner runner;
-        QSignalSpy generate(&runner, &ui::ABRunner::generate);
-        QSignalSpy finished(&runner, &ui::ABRunner::finished);
-        runner.start(compare::abSeeds(base, 43));
-        QCOMPARE(runner.current(), 'A');
-        QCOMPARE(generate.count(), 1);
-        QCOMPARE(generate[0][0].value<api::GenerationSettings>().seed, int64_t(42));
-
-        api::GenerationResult other;
-        other.settings.seed = 7;
-        runner.onFinished(other);  // another run of the window: ignored
-        QCOMPARE(runner.current(), 'A');
-
-        api::GenerationResult ra;
-        ra.settings = runner.pair().a;
-        runner.onFinished(ra);
-        QCOMPARE(runner.current(), 'B');
-        QCOMPARE(generate.count(), 2);
-        QCOMPARE(generate[1][0].value<api::GenerationSettings>().seed, int64_t(43));
-
-        api::GenerationResult rb;
-        rb.settings = runner.pair().b;
-        runner.onFinished(rb);
-        QVERIFY(!runner.running());
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(finished[0][0].value<api::GenerationResult>().settings.seed, int64_t(42));
-        QCOMPARE(finished[0][1].value<api::GenerationResult>().settings.seed, int64_t(43));
-        QCOMPARE(finished[0][2].toString(), QString("seed 42 vs 43"));
-
-        QSignalSpy failed(&runner, &ui::ABRunner::failed);
-        runner.start(compare::abSeeds(base, 44));
-        runner.onFailed("out of memory");
-        QCOMPARE(failed.count(), 1);
-        QVERIFY(failed[0][0].toString().contains("A/B run A failed: out of memory"));
-        QVERIFY(!runner.running());
     }
 };
 
