@@ -5,7 +5,6 @@
 #include "ui/compareview.h"
 #include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
-#include "ui/gallery.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
 #include "ui/modelpicker.h"
@@ -91,7 +90,6 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_eta->setObjectName("eta");
     m_gauge = new VramGauge(this);
     m_preview = new PreviewView(this);
-    m_gallery = new Gallery(this);
     m_costLabel = new QLabel(this);
     m_costLabel->setObjectName("costLabel");
 
@@ -158,20 +156,6 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     queueDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::BottomDockWidgetArea, queueDock);
     tabifyDockWidget(libraryDock, queueDock);
-    auto* dock = new QDockWidget(tr("This session"), this);
-    dock->setObjectName("galleryDock");
-    m_compareButton = button("compareSelected", tr("Compare selected"), this);
-    m_compareButton->setEnabled(false);
-    m_compareButton->setToolTip(tr("Select two images (Ctrl+click) to compare them"));
-    auto* galleryBox = new QWidget(this);
-    auto* galleryLayout = new QHBoxLayout(galleryBox);
-    galleryLayout->setContentsMargins(2, 2, 2, 2);
-    galleryLayout->addWidget(m_gallery, 1);
-    galleryLayout->addWidget(m_compareButton, 0, Qt::AlignTop);
-    dock->setWidget(galleryBox);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    addDockWidget(Qt::BottomDockWidgetArea, dock);
-    tabifyDockWidget(queueDock, dock);
     libraryDock->raise();
     resizeDocks({libraryDock}, {230}, Qt::Vertical);
     statusBar()->addPermanentWidget(m_costLabel);
@@ -251,9 +235,6 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
     connect(m_panel->promptEdit(), &QPlainTextEdit::textChanged, this, &MainWindow::checkPastedParameters);
     connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
-    connect(m_gallery, &Gallery::restoreRequested, this, &MainWindow::restoreSettings);
-    connect(m_gallery, &Gallery::selectionCountChanged, this, [this](int n) { m_compareButton->setEnabled(n == 2); });
-    connect(m_compareButton, &QPushButton::clicked, this, &MainWindow::compareSelected);
     // The queue: requests to its thread, snapshots back.
     m_queue = std::make_unique<ServiceThread<QueueService>>("queue", queueFile());
     auto* service = m_queue->service();
@@ -341,7 +322,7 @@ void MainWindow::buildMenus() {
     run->addSeparator();
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
     auto* view = menuBar()->addMenu(tr("&View"));
-    for (const char* name : {"libraryDock", "queueDock", "galleryDock"})
+    for (const char* name : {"libraryDock", "queueDock"})
         if (auto* dock = findChild<QDockWidget*>(name)) view->addAction(dock->toggleViewAction());
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
@@ -400,7 +381,6 @@ void MainWindow::showResult(const api::GenerationResult& result, const QString& 
     std::vector<QImage> images;
     for (const auto& img : result.images) images.push_back(toQImage(img));
     showRunImages(result, images, jobId);
-    m_gallery->addResult(result, images);
     for (const auto& [stage, peak] : {std::pair{"load", result.memory.load}, {"encode", result.memory.encode},
                                       {"denoise", result.memory.denoise}, {"decode", result.memory.decode}}) {
         api::MemorySample s;

@@ -1,6 +1,6 @@
 #pragma once
 // The app's window: model picker, prompt panel, memory preset, Generate / Cancel, live preview, memory gauge,
-// the canvas, the image library (every saved image; autosave runs on the library's thread), this session's gallery,
+// the canvas, the image library (every saved image, this session's too; autosave runs on the library's thread),
 // the generation queue, and a status bar with per-stage times and the cost per image. It lays out and displays:
 // what runs and when (the queue, A/B pairs, Verify, saving) is RunController's, which it feeds with clicks and
 // the workers' answers. All engine work goes to the EngineWorker thread through queued signals; the queue's
@@ -35,7 +35,6 @@ namespace dd::ui {
 
 class CompareView;
 class EngineThread;
-class Gallery;
 class LibraryPanel;
 struct LibraryItem;
 class ModelPicker;
@@ -66,7 +65,6 @@ public:
     ControlNetPanel* controlNetPanel() const { return m_controlNet; }
     PreviewView* previewView() const { return m_preview; }
     VramGauge* gauge() const { return m_gauge; }
-    Gallery* gallery() const { return m_gallery; }
     LibraryPanel* libraryPanel() const { return m_library; }
     // The saved file of the image on the canvas ("" when it is not saved: autosave off, or not yet written; the
     // grid of a batch: its first image).
@@ -93,7 +91,7 @@ public slots:
     void openPreferences();
     void applyPreset(const dd::memory::Preset& preset);
     void restoreSettings(const dd::api::GenerationSettings& settings);
-    // Gallery: the two selected images side by side (CompareView).
+    // The two images selected in the library side by side (CompareView).
     void compareSelected();
     // Quick A/B: two runs on the worker, then the compare view. Seeds: this seed against the next one.
     void runAbSeeds();
@@ -164,7 +162,6 @@ private:
     ControlNetPanel* m_controlNet;
     PreviewView* m_preview;
     VramGauge* m_gauge;
-    Gallery* m_gallery;
     QLabel* m_modelBanner;
     QLabel* m_presetLabel;
     QLabel* m_eta;
@@ -173,7 +170,6 @@ private:
     QPushButton* m_generate;
     QPushButton* m_cancel;
     QTimer* m_idleSampler;
-    QPushButton* m_compareButton;
     QLabel* m_restoreNotice;
     QLabel* m_previewLabel;
     QueueView* m_queueView;

@@ -1,7 +1,7 @@
-// MainWindow: comparing results (gallery pairs, A/B quick actions) and restoring settings from files.
+// MainWindow: comparing results (two library images, A/B quick actions) and restoring settings from files.
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
-#include "ui/gallery.h"
+#include "ui/librarypanel.h"
 #include "ui/mainwindow.h"
 #include "ui/runcontroller.h"
 #include "ui/modelpicker.h"
@@ -45,14 +45,12 @@ void MainWindow::showComparison(const api::GenerationResult& a, int indexA, cons
 }
 
 void MainWindow::compareSelected() {
-    const auto selected = m_gallery->selectedEntries();
+    const auto selected = m_library->selectedItems();
     if (selected.size() != 2) {
-        statusBar()->showMessage(tr("Select two images in the gallery to compare them."), 5000);
+        statusBar()->showMessage(tr("Select two images in the library (Ctrl+click) to compare them."), 5000);
         return;
     }
-    const auto& a = m_gallery->entry(selected[0]);
-    const auto& b = m_gallery->entry(selected[1]);
-    showComparison(*a.result, a.imageIndex, *b.result, b.imageIndex);
+    compareFiles(selected[0].path, selected[1].path);
 }
 
 void MainWindow::runAbSeeds() {

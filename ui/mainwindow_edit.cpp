@@ -17,7 +17,7 @@
 
 namespace dd::ui {
 
-// Every restore (library, gallery, file, pasted parameters) goes through here, so Ctrl+Z brings back what was
+// Every restore (library, canvas, file, pasted parameters) goes through here, so Ctrl+Z brings back what was
 // typed before it.
 void MainWindow::applyRestoredSettings(const api::GenerationSettings& s) {
     api::GenerationSettings before = m_panel->settings();

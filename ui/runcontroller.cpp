@@ -178,6 +178,13 @@ void RunController::launch(const api::GenerationSettings& settings) {
 // nothing is saved.
 void RunController::onFinished(const api::GenerationResult& result) {
     const QString job = std::exchange(m_currentJob, QString());
+    const auto run = std::make_shared<const api::GenerationResult>(result);
+    for (size_t i = 0; i < result.images.size(); ++i) {
+        SessionImage image{result.settings, run, int(i)};
+        image.settings.seed += int64_t(i);
+        image.settings.batchSize = 1;
+        m_session.push_back(std::move(image));
+    }
     emit resultReady(result, job);
     if (m_autosave) emit saveRequested(job, result, runSeconds(result));
     else if (!job.isEmpty()) emit jobDone(job, {});

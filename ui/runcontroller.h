@@ -20,7 +20,9 @@
 #include <QStringList>
 
 #include <functional>
+#include <memory>
 #include <set>
+#include <vector>
 
 namespace dd::ui {
 
@@ -54,6 +56,13 @@ private:
 // Load + encode + steps + decode: a run's own seconds (the sidecar's cost and the status bar's total).
 double runSeconds(const api::GenerationResult& result);
 
+// One image this session made: the settings that made it (its own seed, a batch of one) and its whole run.
+struct SessionImage {
+    api::GenerationSettings settings;
+    std::shared_ptr<const api::GenerationResult> run;
+    int index = 0;  // in run->images
+};
+
 class RunController : public QObject {
     Q_OBJECT
 public:
@@ -69,6 +78,8 @@ public:
     int runCount() const { return m_runCount; }
     int queuedCount() const;      // pending jobs not launched yet
     int waitingCount() const;     // pending jobs a quit would leave for the next start (not the leftovers)
+    // Every image the runs of this session made, in the order they were made (the library has them on disk).
+    const std::vector<SessionImage>& session() const { return m_session; }
     // While the gate says true (a model loads), no job launches; resume() when it opens.
     void setLaunchGate(std::function<bool()> closed) { m_gateClosed = std::move(closed); }
     void setAutosave(bool on) { m_autosave = on; }
@@ -120,6 +131,7 @@ private:
     ABRunner* m_ab;
     std::function<bool()> m_gateClosed = [] { return false; };
     bool m_autosave = true;
+    std::vector<SessionImage> m_session;
     QList<JobRow> m_jobs;               // the queue as last reported by its thread
     bool m_queueActive = false;         // run pending jobs as they come
     int m_enqueuesInFlight = 0;         // sent to the queue's thread, not yet in a snapshot

@@ -1,13 +1,14 @@
 // The window as a person uses it, on the built-in demo model (a run takes about a second): type a prompt, press
 // Generate, see a preview per step and the final image; cancel; shortcuts; presets reaching the MemoryPlan; the
-// memory gauge; the gallery; and the UI thread's event-loop latency during a run. Dialogs are answered by test
+// memory gauge; this session's images and the library; and the UI thread's event-loop latency during a run. Dialogs are answered by test
 // hooks, so none can hang a test.
 #include "core/resources.h"
 #include "latencyprobe.h"
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
-#include "ui/gallery.h"
+#include "ui/librarypanel.h"
+#include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/preferencesdialog.h"
@@ -15,6 +16,7 @@
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
+#include "ui/runcontroller.h"
 #include "ui/vramgauge.h"
 
 #include <QCheckBox>
@@ -22,6 +24,7 @@
 #include <QElapsedTimer>
 #include <QGroupBox>
 #include <QLabel>
+#include <QListView>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -90,7 +93,11 @@ private slots:
     void init() {
         QSettings().clear();
         QFile::remove(MainWindow::queueFile());
-        // Finished images are saved: into the test's folder, never the user's Pictures.
+        // Finished images are saved: into the test's folder, never the user's Pictures; each test starts with an
+        // empty library.
+        QDir(m_config.filePath("output")).removeRecursively();
+        for (const char* suffix : {"", "-wal", "-shm", ".thumbnails", ".thumbnails-wal", ".thumbnails-shm"})
+            QFile::remove(dd::ui::LibraryService::defaultIndexFile() + suffix);
         QSettings().setValue("saving/outputFolder", m_config.filePath("output"));
     }
 
@@ -120,8 +127,8 @@ private slots:
         QCOMPARE(w.findChild<QProgressBar*>("progress")->value(), 4);
         QVERIFY(w.statusBar()->currentMessage().contains("demo"));
         QVERIFY(!w.statusBar()->currentMessage().contains("USD"));  // the cost is opt-in
-        QCOMPARE(w.gallery()->count(), 1);
-        QCOMPARE(w.gallery()->entry(0).settings.prompt, std::string("a red apple"));
+        QCOMPARE(int(w.runController()->session().size()), 1);
+        QCOMPARE(w.runController()->session()[0].settings.prompt, std::string("a red apple"));
     }
 
     void adaptiveCadenceStillShowsPreviews() {
@@ -148,13 +155,13 @@ private slots:
         QVERIFY(waitIdle(w, 60000));
         QVERIFY(w.statusBar()->currentMessage().contains("Cancelled"));
         QVERIFY(progress->value() < 150);
-        QCOMPARE(w.gallery()->count(), 0);
+        QCOMPARE(int(w.runController()->session().size()), 0);
         // The queue says what happened: cancelled, not failed; Retry runs it again, to the end.
         QTRY_COMPARE(w.queueView()->stateOf("job-1"), QString("cancelled"));
         w.queueView()->select("job-1");
         QTest::mouseClick(w.findChild<QPushButton*>("retryJob"), Qt::LeftButton);
         QTRY_COMPARE_WITH_TIMEOUT(w.queueView()->stateOf("job-1"), QString("done"), 120000);
-        QCOMPARE(w.gallery()->count(), 1);
+        QCOMPARE(int(w.runController()->session().size()), 1);
     }
 
     void shortcutsGenerateAndCancel() {
@@ -234,9 +241,9 @@ private slots:
         setSmall(w, 2);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
-        QCOMPARE(w.gallery()->count(), 1);
-        QVERIFY(w.gallery()->entry(0).settings.plan.vaeTiling);
-        QCOMPARE(w.gallery()->entry(0).settings.preset, std::string("test-cpu"));
+        QCOMPARE(int(w.runController()->session().size()), 1);
+        QVERIFY(w.runController()->session()[0].settings.plan.vaeTiling);
+        QCOMPARE(w.runController()->session()[0].settings.preset, std::string("test-cpu"));
         QFile::remove(dd::ui::customPresetDir() + "/test-cpu.json");
     }
 
@@ -258,24 +265,25 @@ private slots:
         QVERIFY(gauge->toolTip().contains("denoise peak"));
     }
 
-    void batchCountAndGalleryRestore() {
+    void batchCountAndLibraryRestore() {
         MainWindow w({});
         setSmall(w, 2);
         w.findChild<QDoubleSpinBox*>("seed")->setValue(100);
         w.findChild<QSpinBox*>("batchSize")->setValue(2);
         w.findChild<QSpinBox*>("batchCount")->setValue(2);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
-        QTRY_COMPARE_WITH_TIMEOUT(w.gallery()->count(), 4, 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(int(w.runController()->session().size()), 4, 120000);
         QVERIFY(waitIdle(w));
         std::vector<int64_t> seeds;
-        for (int i = 0; i < 4; ++i) seeds.push_back(w.gallery()->entry(i).settings.seed);
+        for (int i = 0; i < 4; ++i) seeds.push_back(w.runController()->session()[i].settings.seed);
         QCOMPARE(seeds, (std::vector<int64_t>{100, 101, 102, 103}));  // seed + i per image, runs continue the count
-        // Double-click restores that image's settings.
+        // A double-click in the library restores that image's settings.
+        auto* library = w.libraryPanel();
+        QTRY_COMPARE_WITH_TIMEOUT(library->model()->rowCount(), 4, 30000);
         w.findChild<QDoubleSpinBox*>("seed")->setValue(5);
-        auto* item = w.gallery()->item(0);  // newest first: seed 103
-        emit w.gallery()->itemDoubleClicked(item);
-        QCOMPARE(w.currentSettings().seed, int64_t(103));
-        QCOMPARE(w.currentSettings().batchSize, 1);
+        emit library->view()->doubleClicked(library->model()->index(0));  // newest first: seed 103
+        QCOMPARE(w.currentSettings().seed, int64_t(103));                 // that image's own seed, as A1111's
+        QCOMPARE(w.currentSettings().batchSize, 2);                       // every setting of its run
     }
 
     void preferencesChangeTheCost() {
@@ -340,9 +348,9 @@ private slots:
         QSignalSpy done(&w, &MainWindow::runFinished);
         w.runAbSeeds();
         QVERIFY(done.wait(120000));
-        QCOMPARE(w.gallery()->count(), 2);
-        QCOMPARE(w.gallery()->entry(0).settings.seed, int64_t(40));
-        QCOMPARE(w.gallery()->entry(1).settings.seed, int64_t(41));
+        QCOMPARE(int(w.runController()->session().size()), 2);
+        QCOMPARE(w.runController()->session()[0].settings.seed, int64_t(40));
+        QCOMPARE(w.runController()->session()[1].settings.seed, int64_t(41));
         QVERIFY(w.compareView());
         QVERIFY(w.compareView()->differenceLines().join('\n').contains("seed"));
         QVERIFY(!w.isRunning());
@@ -357,9 +365,9 @@ private slots:
         QSignalSpy done(&w, &MainWindow::runFinished);
         w.runAbSetting("sampler", "DDIM");
         QVERIFY(done.wait(120000));
-        QCOMPARE(w.gallery()->count(), 2);
-        QVERIFY(w.gallery()->entry(0).settings.sampler != "DDIM");
-        QCOMPARE(w.gallery()->entry(1).settings.sampler, std::string("DDIM"));
+        QCOMPARE(int(w.runController()->session().size()), 2);
+        QVERIFY(w.runController()->session()[0].settings.sampler != "DDIM");
+        QCOMPARE(w.runController()->session()[1].settings.sampler, std::string("DDIM"));
         QCOMPARE(progress.count(), 4);  // two steps of A, then two of B
         for (int i = 0; i < progress.count(); ++i)
             QVERIFY2(!progress.at(i).at(2).value<QImage>().isNull(), "a preview on every step of both runs");
@@ -368,18 +376,19 @@ private slots:
         QVERIFY(!w.isRunning());
     }
 
-    void galleryComparesTwoSelected() {
+    void libraryComparesTwoSelected() {
         MainWindow w({});
         setSmall(w, 2);
         w.findChild<QSpinBox*>("batchSize")->setValue(2);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
-        QCOMPARE(w.gallery()->count(), 2);
-        auto* compare = w.findChild<QPushButton*>("compareSelected");
-        QVERIFY(!compare->isEnabled());
-        w.gallery()->selectAll();
-        QVERIFY(compare->isEnabled());
-        compare->click();
+        QCOMPARE(int(w.runController()->session().size()), 2);
+        auto* library = w.libraryPanel();
+        QTRY_COMPARE_WITH_TIMEOUT(library->model()->rowCount(), 2, 30000);
+        w.compareSelected();
+        QVERIFY(!w.compareView());  // nothing selected: nothing compared
+        library->view()->selectAll();
+        w.compareSelected();
         QVERIFY(w.compareView());
         QVERIFY(w.compareView()->metrics().has_value());
     }

@@ -98,6 +98,8 @@ private slots:
         run.onJobsChanged({job("job-1", "pending", 1), job("job-2", "done", 10), job("job-3", "done", 11)});
         QCOMPARE(launched.count(), 2);  // job-1 still waits
         QVERIFY(!run.busy());
+        QCOMPARE(run.session().size(), size_t(2));  // this session's images, in the order they were made
+        QCOMPARE(run.session()[1].settings.seed, int64_t(11));
         QCOMPARE(finished.count(), 1);
 
         run.runQueue();  // now the leftover runs

@@ -8,12 +8,12 @@
 #include "ui/apppreferences.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
-#include "ui/gallery.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/preferencesdialog.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
+#include "ui/runcontroller.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
@@ -68,9 +68,9 @@ QString stateOf(const MainWindow& w, const QString& id) {
 int loadsDuringARun(MainWindow& w) {
     MainThreadSpy log(w.worker(), &EngineWorker::logLine);
     setSmall(w, 2);
-    const int before = w.gallery()->count();
+    const int before = int(w.runController()->session().size());
     QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
-    if (!waitIdle(w) || w.gallery()->count() != before + 1) return -1;
+    if (!waitIdle(w) || int(w.runController()->session().size()) != before + 1) return -1;
     int loads = 0;
     for (const auto& args : log) loads += args.at(0).toString().startsWith("loaded ");
     return loads;
@@ -134,7 +134,7 @@ private slots:
         QVERIFY(w.findChild<QLabel*>("modelDetails")->text().contains("loaded in"));
         QCOMPARE(w.modelPicker()->info().family, QString("SD 1.x"));
         QCOMPARE(loadsDuringARun(w), 0);  // Generate found the networks loaded
-        QCOMPARE(w.gallery()->entry(0).settings.model, kTinySd1.toStdString());
+        QCOMPARE(w.runController()->session()[0].settings.model, kTinySd1.toStdString());
     }
 
     void cancellingALoadKeepsThePreviousModel() {
@@ -203,15 +203,19 @@ private slots:
         int shown = 0;
         for (const auto& args : progress) shown += !args.at(2).value<QImage>().isNull();
         QCOMPARE(shown, 1);
-        const QImage sparse = w.gallery()->entry(0).image;
+        const auto pixels = [&w](size_t i) {
+            const auto& image = w.runController()->session()[i];
+            return image.run->images[size_t(image.index)].rgb;
+        };
+        const auto sparse = pixels(0);
         // The same seed with every preview computed: the same picture.
         w.worker()->setPreviewBudget(1e9);
         w.findChild<QDoubleSpinBox*>("seed")->setValue(42);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
         QCOMPARE(w.lastPreviewStats().computed, 8);
-        QCOMPARE(w.gallery()->entry(0).settings.seed, w.gallery()->entry(1).settings.seed);
-        QVERIFY(w.gallery()->entry(0).image == sparse);
+        QCOMPARE(w.runController()->session()[0].settings.seed, w.runController()->session()[1].settings.seed);
+        QVERIFY(pixels(1) == sparse);  // the second run's picture
     }
 
     // Preferences' CPU threads reach a run whose plan names none (its environment says how many ran), and
@@ -233,8 +237,8 @@ private slots:
         setSmall(w, 1);
         QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
         QVERIFY(waitIdle(w));
-        QCOMPARE(w.gallery()->entry(0).settings.plan.threads, 1);
-        QCOMPARE(w.gallery()->entry(0).result->environment.threads, 1);
+        QCOMPARE(w.runController()->session()[0].settings.plan.threads, 1);
+        QCOMPARE(w.runController()->session()[0].run->environment.threads, 1);
         dd::ui::AppPreferences prefs = dd::ui::AppPreferences::load();
         prefs.threads = 0;
         prefs.save();
@@ -311,7 +315,7 @@ private slots:
             QCOMPARE(second.queueView()->stateOf("job-1"), QString("interrupted"));
             QTest::qWait(300);
             QVERIFY(!second.isRunning());  // nothing runs by itself
-            QCOMPARE(second.gallery()->count(), 0);
+            QCOMPARE(int(second.runController()->session().size()), 0);
             // A new Generate runs its own job; the leftovers still wait.
             setSmall(second, 2);
             QTest::mouseClick(second.findChild<QPushButton*>("generate"), Qt::LeftButton);
@@ -319,7 +323,7 @@ private slots:
             QTRY_COMPARE(stateOf(second, "job-4"), QString("done"));
             QCOMPARE(stateOf(second, "job-2"), QString("pending"));
             QCOMPARE(stateOf(second, "job-3"), QString("pending"));
-            QCOMPARE(second.gallery()->count(), 1);
+            QCOMPARE(int(second.runController()->session().size()), 1);
             second.queueView()->select("job-3");
             QTest::mouseClick(second.findChild<QPushButton*>("removeJob"), Qt::LeftButton);
             QTRY_COMPARE(second.jobs().size(), qsizetype(3));
@@ -328,8 +332,8 @@ private slots:
             QVERIFY(waitIdle(second));
             QTRY_COMPARE(stateOf(second, "job-2"), QString("done"));
             QCOMPARE(stateOf(second, "job-1"), QString("interrupted"));  // only Retry runs it again
-            QCOMPARE(second.gallery()->count(), 2);
-            QCOMPARE(second.gallery()->entry(1).settings.steps, 30);  // entries in the order they were made
+            QCOMPARE(int(second.runController()->session().size()), 2);
+            QCOMPARE(second.runController()->session()[1].settings.steps, 30);  // entries in the order they were made
         }
         MainWindow third({});
         QTRY_COMPARE(third.jobs().size(), qsizetype(3));
