@@ -15,6 +15,7 @@
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
 #include "ui/runcontroller.h"
+#include "ui/section.h"
 #include "ui/vramgauge.h"
 
 #include <QCloseEvent>
@@ -108,7 +109,15 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     settingsLayout->addWidget(m_restoreNotice);
     settingsLayout->addWidget(m_pasteNotice);
     settingsLayout->addWidget(m_panel);
-    settingsLayout->addWidget(m_controlNet);
+    // ControlNet folds away like the refiner: its group's checkbox says whether it is used.
+    auto* controlNetSection = new Section(tr("ControlNet"), m_controlNet, this);
+    auto controlNetSummary = [this, controlNetSection] { controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off")); };
+    connect(m_controlNet, &QGroupBox::toggled, controlNetSection, [controlNetSection, controlNetSummary](bool on) {
+        controlNetSummary();
+        if (on) controlNetSection->setExpanded(true);
+    });
+    controlNetSummary();
+    settingsLayout->addWidget(controlNetSection);
     settingsLayout->addStretch();
     auto* scroll = new QScrollArea(this);
     scroll->setObjectName("settingsScroll");

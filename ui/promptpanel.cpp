@@ -3,11 +3,13 @@
 #include "core/sched/scheduler.h"
 #include "ui/dialoghooks.h"
 #include "ui/prompthighlighter.h"
+#include "ui/section.h"
 #include "ui/tokencounter.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -190,7 +192,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_refinerSwitch->setDecimals(2);
     m_refinerSwitch->setPrefix(tr("switch at "));
     m_refinerSwitch->setToolTip(tr("Fraction of the schedule the base runs before the refiner takes over"));
-    auto* refinerRow = new QHBoxLayout;
+    auto* refinerBox = new QWidget(this);
+    refinerBox->setObjectName("refinerBox");
+    auto* refinerRow = new QHBoxLayout(refinerBox);
+    refinerRow->setContentsMargins(0, 0, 0, 0);
     refinerRow->addWidget(m_refiner, 1);
     refinerRow->addWidget(browse);
     refinerRow->addWidget(m_refinerSwitch);
@@ -207,7 +212,11 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Seed"), seedRow);
     form->addRow(tr("Size"), sizeRow);
     form->addRow(tr("Batch"), batchRow);
-    form->addRow(tr("Refiner"), refinerRow);
+    // Few runs use a refiner: one folded line until it is wanted (or set).
+    m_refinerSection = new Section(tr("Refiner (SDXL)"), refinerBox, this);
+    connect(m_refiner, &QLineEdit::textChanged, this, &PromptPanel::updateRefinerSummary);
+    connect(m_refinerSwitch, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::updateRefinerSummary);
+    form->addRow(m_refinerSection);
     for (auto* spinBox : {m_width, m_height, m_batch})
         connect(spinBox, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
     connect(m_cfg, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
@@ -271,7 +280,14 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_batch->setValue(s.batchSize);
     m_refiner->setText(QString::fromStdString(s.refiner.model));
     m_refinerSwitch->setValue(s.refiner.switchAt);
+    if (s.refiner.enabled()) m_refinerSection->setExpanded(true);  // restored settings show what they use
     updateTokenCounts();
+}
+
+void PromptPanel::updateRefinerSummary() {
+    const QString path = m_refiner->text().trimmed();
+    m_refinerSection->setSummary(path.isEmpty() ? tr("none")
+                                                : tr("%1 from %2").arg(QFileInfo(path).fileName()).arg(m_refinerSwitch->value(), 0, 'f', 2));
 }
 
 int64_t PromptPanel::takeSeed() {

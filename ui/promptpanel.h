@@ -16,6 +16,8 @@ class QTimer;
 
 namespace dd::ui {
 
+class Section;
+
 class PromptPanel : public QWidget {
     Q_OBJECT
 public:
@@ -42,6 +44,7 @@ signals:
 
 private:
     void updateTokenCounts();
+    void updateRefinerSummary();
     void applySizePreset(int index);
 
     QPlainTextEdit* m_prompt;
@@ -63,6 +66,7 @@ private:
     QSpinBox* m_batchCount;
     QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
     QDoubleSpinBox* m_refinerSwitch;
+    Section* m_refinerSection;
     int64_t m_lastSeed = -1;
     api::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };

@@ -77,9 +77,16 @@ private slots:
     void refinerFields() {
         PromptPanel p;
         QVERIFY(!p.settings().refiner.enabled());
+        // Folded to one line until a refiner is wanted; settings that use one unfold it.
+        auto* header = p.findChild<QToolButton*>("refinerBoxSection");
+        QVERIFY(header && !header->isChecked());
+        QVERIFY(header->text().endsWith("none"));
         dd::api::GenerationSettings s;
         s.refiner = {"/models/sd_xl_refiner_1.0.safetensors", 0.7, 6.0, 2.5, "7440042bbd"};
         p.setSettings(s);
+        QVERIFY(header->isChecked());
+        header->click();  // folded again: the summary names it
+        QCOMPARE(header->text(), QString("Refiner (SDXL) · sd_xl_refiner_1.0.safetensors from 0.70"));
         QCOMPARE(p.findChild<QLineEdit*>("refiner")->text(), QString("/models/sd_xl_refiner_1.0.safetensors"));
         QVERIFY(p.settings().refiner == s.refiner);
         p.findChild<QDoubleSpinBox*>("refinerSwitch")->setValue(0.85);
