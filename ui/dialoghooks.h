@@ -15,8 +15,10 @@ namespace dd::ui {
 int execDialog(QDialog* dialog);
 void setDialogHandler(std::function<int(QDialog*)> handler);  // {} restores exec()
 
-// A file (or folder) chooser. Tests queue the answer with setNextChosenPath ("" = cancelled).
-QString chooseOpenPath(QWidget* parent, const QString& caption, const QString& filter, bool folder);
+// A file (or folder) chooser that opens where the last one of the same `purpose` ("models", "images", ...) ended,
+// remembered across starts. Tests queue the answer with setNextChosenPath ("" = cancelled).
+QString chooseOpenPath(QWidget* parent, const QString& caption, const QString& filter, bool folder,
+                       const QString& purpose = QStringLiteral("files"));
 void setNextChosenPath(const QString& path);
 
 } // namespace dd::ui

@@ -1,5 +1,6 @@
 // MainWindow: the canvas (a finished run, a batch as a grid, or a library image; zoom and pan) and its bar of
 // what can be done with the image it shows: use its settings, compare it, verify it, find it, delete it.
+#include "ui/dialoghooks.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
@@ -7,12 +8,10 @@
 #include "ui/runcontroller.h"
 
 #include <QAction>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QToolBar>
 #include <QToolButton>
-#include <QSettings>
 #include <QStatusBar>
 #include <QVBoxLayout>
 
@@ -115,13 +114,9 @@ void MainWindow::showLibraryImage(const LibraryItem& item) {
 
 void MainWindow::compareWith(const QString& path) {
     if (path.isEmpty()) return;
-    QSettings q;
-    const QString start = q.value("canvas/lastCompareFolder", QFileInfo(path).absolutePath()).toString();
-    const QString other = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(path).fileName()), start,
-                                                       tr("Images (*.png *.jpg *.jpeg *.webp)"));
-    if (other.isEmpty()) return;
-    q.setValue("canvas/lastCompareFolder", QFileInfo(other).absolutePath());
-    compareFiles(path, other);
+    const QString other = chooseOpenPath(this, tr("Compare %1 with").arg(QFileInfo(path).fileName()),
+                                         tr("Images (*.png *.jpg *.jpeg *.webp)"), false, QStringLiteral("images"));
+    if (!other.isEmpty()) compareFiles(path, other);
 }
 
 void MainWindow::verifyFile(const QString& path) {
@@ -162,11 +157,8 @@ void MainWindow::deleteShownImage() {
 }
 
 void MainWindow::importFolder() {
-    QSettings q;
-    const QString folder = QFileDialog::getExistingDirectory(this, tr("Import the images of a folder"),
-                                                             q.value("library/lastImportFolder", QDir::homePath()).toString());
+    const QString folder = chooseOpenPath(this, tr("Import the images of a folder"), {}, true, QStringLiteral("imports"));
     if (folder.isEmpty()) return;
-    q.setValue("library/lastImportFolder", folder);
     statusBar()->showMessage(tr("Importing %1…").arg(folder));
     QMetaObject::invokeMethod(m_libraryThread->service(), "import", Qt::QueuedConnection, Q_ARG(QString, folder));
 }

@@ -171,7 +171,7 @@ void MainWindow::locateRestoredModel(const QString& name, const QString& hash, c
 
 void MainWindow::openSettingsFile() {
     const QString path = chooseOpenPath(this, tr("Open settings from an image"),
-                                        tr("Images and settings (*.png *.jpg *.jpeg *.webp *.json *.txt)"), false);
+                                        tr("Images and settings (*.png *.jpg *.jpeg *.webp *.json *.txt)"), false, QStringLiteral("images"));
     if (!path.isEmpty()) restoreFromFile(path);
 }
 

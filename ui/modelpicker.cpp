@@ -107,12 +107,13 @@ void ModelPicker::choose(const QString& path) {
 }
 
 void ModelPicker::openFolder() {
-    const QString dir = chooseOpenPath(this, tr("Open a diffusers model folder"), {}, true);
+    const QString dir = chooseOpenPath(this, tr("Open a diffusers model folder"), {}, true, QStringLiteral("models"));
     if (!dir.isEmpty()) choose(dir);
 }
 
 void ModelPicker::openFile() {
-    const QString file = chooseOpenPath(this, tr("Open a checkpoint"), tr("Checkpoints (*.safetensors)"), false);
+    const QString file =
+        chooseOpenPath(this, tr("Open a checkpoint"), tr("Checkpoints (*.safetensors)"), false, QStringLiteral("models"));
     if (!file.isEmpty()) choose(file);
 }
 

@@ -179,7 +179,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_refiner->setToolTip(tr("SDXL refiner (diffusers folder or .safetensors): continues the base's denoising from the switch"));
     auto* browse = toolButton("chooseRefiner", QStringLiteral("…"), tr("Choose a refiner file"), this);
     connect(browse, &QToolButton::clicked, this, [this] {
-        const QString path = chooseOpenPath(this, tr("SDXL refiner"), tr("Checkpoints (*.safetensors)"), false);
+        const QString path =
+            chooseOpenPath(this, tr("SDXL refiner"), tr("Checkpoints (*.safetensors)"), false, QStringLiteral("models"));
         if (path.isEmpty()) return;
         m_refiner->setText(path);
         emit shapeChanged();
