@@ -45,7 +45,7 @@ void LibraryService::open() {
 }
 
 void LibraryService::scanAll() {
-    for (const QString& folder : m_folders) scan(folder);
+    for (const QString& folder : std::as_const(m_folders)) scan(folder);
 }
 
 void LibraryService::setFolders(const QStringList& folders, const QStringList& watched) {
@@ -53,7 +53,7 @@ void LibraryService::setFolders(const QStringList& folders, const QStringList& w
     m_folders = folders + watched;
     m_watched = watched;
     if (!m_library) return;  // open() scans them all
-    for (const QString& folder : m_folders)
+    for (const QString& folder : std::as_const(m_folders))
         if (!before.contains(folder)) scan(folder);
     watch();
 }
@@ -76,7 +76,7 @@ void LibraryService::watch() {
         });
     }
     if (!m_watcher->directories().isEmpty()) m_watcher->removePaths(m_watcher->directories());
-    for (const QString& folder : m_watched)
+    for (const QString& folder : std::as_const(m_watched))
         if (QFileInfo(folder).isDir()) m_watcher->addPath(folder);
 }
 
