@@ -1,5 +1,6 @@
 // MainWindow: the canvas (a finished run, a batch as a grid, or a library image; zoom and pan) and its bar of
-// what can be done with the image it shows: use its settings, compare it, verify it, find it, delete it.
+// what can be done with the image it shows: use its settings, seed or prompt, compare it, verify it, find it,
+// delete it.
 #include "ui/dialoghooks.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
@@ -54,6 +55,9 @@ QWidget* MainWindow::buildCanvas() {
     auto shown = [this] { return shownImageFile(); };
     add("canvasUseSettings", tr("Use settings"), tr("Every setting of this image into the panel (Ctrl+Z undoes it)"),
         [this, shown] { restoreFromFile(shown()); }, true);
+    add("canvasUseSeed", tr("Use seed"), tr("Only this image's seed into the panel"), [this, shown] { useFromFile(shown(), false); }, true);
+    add("canvasUsePrompt", tr("Use prompt"), tr("Only this image's prompt and negative prompt"),
+        [this, shown] { useFromFile(shown(), true); }, true);
     add("canvasCompare", tr("Compare with…"), tr("This image beside any other: settings, PSNR / SSIM, heatmap"),
         [this, shown] { compareWith(shown()); }, true);
     add("canvasVerify", tr("Verify"), tr("Rerun this image's settings and compare the pixels, hash for hash"),

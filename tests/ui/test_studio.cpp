@@ -250,6 +250,15 @@ private slots:
         canvas->setCurrentIndex(1);
         QCOMPARE(w.shownImageFile(), files.at(2));
         QVERIFY(canvas->caption().contains("seed 4243"));
+        // Use seed on the canvas's image: only the seed changes.
+        auto before = w.promptPanel()->settings();
+        before.prompt = "something else";
+        w.promptPanel()->setSettings(before);
+        w.findChild<QAction*>("canvasUseSeed")->trigger();
+        QCOMPARE(w.promptPanel()->settings().seed, int64_t(4243));
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string("something else"));
+        w.findChild<QAction*>("canvasUsePrompt")->trigger();
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string(kPrompt));
         auto* verify = w.findChild<QAction*>("canvasVerify");
         QVERIFY(verify->isEnabled());
         QSignalSpy finished(&w, &MainWindow::runFinished);
