@@ -379,16 +379,15 @@ void LibraryPanel::showMenu(const QPoint& pos) {
     menu.addAction(tr("Verify (rerun and compare)"), this, [this, first] { emit verifyRequested(first.path); })
         ->setEnabled(first.seed >= 0);
     menu.addSeparator();
-    auto* favourite = menu.addAction(tr("Favourite"), this, [this, items, on = !first.favourite] {
-        for (const auto& i : items) emit favouriteRequested(i.id, on);
-    });
+    QList<qint64> ids;
+    for (const auto& i : items) ids << i.id;
+    auto* favourite = menu.addAction(tr("Favourite"), this, [this, ids, on = !first.favourite] { emit favouriteRequested(ids, on); });
     favourite->setCheckable(true);
     favourite->setChecked(first.favourite);
     QMenu* rating = menu.addMenu(tr("Rating"));
     for (int stars = 0; stars <= 5; ++stars) {
-        auto* a = rating->addAction(stars == 0 ? tr("None") : QString(stars, QChar(0x2605)), this, [this, items, stars] {
-            for (const auto& i : items) emit ratingRequested(i.id, stars);
-        });
+        auto* a = rating->addAction(stars == 0 ? tr("None") : QString(stars, QChar(0x2605)), this,
+                                    [this, ids, stars] { emit ratingRequested(ids, stars); });
         a->setCheckable(true);
         a->setChecked(first.rating == stars);
     }
@@ -398,8 +397,6 @@ void LibraryPanel::showMenu(const QPoint& pos) {
         QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(first.path).absolutePath()));
     });
     menu.addSeparator();
-    QList<qint64> ids;
-    for (const auto& i : items) ids << i.id;
     menu.addAction(tr("Delete (move to trash)"), this, [this, ids] { emit trashRequested(ids); });
     menu.exec(m_view->viewport()->mapToGlobal(pos));
 }

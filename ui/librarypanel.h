@@ -107,8 +107,8 @@ signals:
     void compareRequested(const QString& pathA, const QString& pathB);
     void compareWithRequested(const QString& path);  // with a file the user picks
     void verifyRequested(const QString& path);
-    void favouriteRequested(qint64 id, bool favourite);
-    void ratingRequested(qint64 id, int rating);
+    void favouriteRequested(const QList<qint64>& ids, bool favourite);
+    void ratingRequested(const QList<qint64>& ids, int rating);
     void trashRequested(const QList<qint64>& ids);
 
 private:

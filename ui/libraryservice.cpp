@@ -18,8 +18,7 @@
 
 namespace dd::ui {
 
-LibraryService::LibraryService(const QString& dbPath, const QStringList& folders, const QStringList& watched)
-    : m_path(dbPath), m_folders(folders + watched), m_watched(watched) {
+LibraryService::LibraryService(const QString& dbPath) : m_path(dbPath) {
     qRegisterMetaType<dd::ui::SaveOptions>();
     qRegisterMetaType<QList<qint64>>();
 }
@@ -102,24 +101,26 @@ void LibraryService::import(const QString& folder) {
     emit imported(folder, report.added, int(report.problems.size()));
 }
 
-void LibraryService::setFavourite(qint64 id, bool favourite) {
+// Many images at once (a selection): one commit, one refresh of the panel.
+template <class Change>
+void LibraryService::changeEach(const QList<qint64>& ids, const QString& what, Change change) {
     if (!m_library) return;
     try {
-        m_library->setFavourite(id, favourite);
+        library::Library::Transaction batch(*m_library);
+        for (qint64 id : ids) change(id);
+        batch.commit();
         emit changed();
     } catch (const std::exception& e) {
-        emit problem(tr("Favourite: %1").arg(QString::fromStdString(e.what())));
+        emit problem(tr("%1: %2").arg(what, QString::fromStdString(e.what())));
     }
 }
 
-void LibraryService::setRating(qint64 id, int rating) {
-    if (!m_library) return;
-    try {
-        m_library->setRating(id, std::clamp(rating, 0, 5));
-        emit changed();
-    } catch (const std::exception& e) {
-        emit problem(tr("Rating: %1").arg(QString::fromStdString(e.what())));
-    }
+void LibraryService::setFavourite(const QList<qint64>& ids, bool favourite) {
+    changeEach(ids, tr("Favourite"), [&](qint64 id) { m_library->setFavourite(id, favourite); });
+}
+
+void LibraryService::setRating(const QList<qint64>& ids, int rating) {
+    changeEach(ids, tr("Rating"), [&](qint64 id) { m_library->setRating(id, std::clamp(rating, 0, 5)); });
 }
 
 void LibraryService::save(const QString& jobId, const api::GenerationResult& result, const SaveOptions& o) {
@@ -153,21 +154,23 @@ void LibraryService::save(const QString& jobId, const api::GenerationResult& res
     if (!files.isEmpty()) emit changed();
 }
 
+// The image first: when it cannot go, its sidecar and its index entry stay too. False (and a problem) then.
+bool LibraryService::moveToTrash(const QString& image, const QString& sidecar) {
+    if (QFile::exists(image) && !QFile::moveToTrash(image)) {
+        emit problem(tr("%1 could not be moved to the trash").arg(image));
+        return false;
+    }
+    if (!sidecar.isEmpty() && QFile::exists(sidecar)) QFile::moveToTrash(sidecar);
+    return true;
+}
+
 void LibraryService::trash(const QList<qint64>& ids) {
     if (!m_library) return;
     int removed = 0;
     for (qint64 id : ids) {
         try {
             const auto e = m_library->byId(id);
-            if (!e) continue;
-            const QString image = QString::fromStdString(e->path);
-            // The image first: when it cannot go, nothing is lost from the index either.
-            if (QFile::exists(image) && !QFile::moveToTrash(image)) {
-                emit problem(tr("%1 could not be moved to the trash").arg(image));
-                continue;
-            }
-            if (!e->sidecarPath.empty() && QFile::exists(QString::fromStdString(e->sidecarPath)))
-                QFile::moveToTrash(QString::fromStdString(e->sidecarPath));
+            if (!e || !moveToTrash(QString::fromStdString(e->path), QString::fromStdString(e->sidecarPath))) continue;
             removed += m_library->remove(id);
         } catch (const std::exception& e) {
             emit problem(tr("Delete: %1").arg(QString::fromStdString(e.what())));
@@ -176,24 +179,17 @@ void LibraryService::trash(const QList<qint64>& ids) {
     if (removed) emit changed();
 }
 
+// Files the index has go through trash(); others (saved while the index could not take them) go alone.
 void LibraryService::trashFiles(const QStringList& imagePaths) {
     QList<qint64> ids;
     for (const QString& path : imagePaths) {
         std::optional<library::Entry> e;
         try {
-            const QFileInfo info(path);  // the index keeps canonical paths
-            const QString key = info.exists() ? info.canonicalFilePath() : info.absoluteFilePath();
-            if (m_library) e = m_library->byPath(key.toStdString());
+            if (m_library) e = m_library->byPath(library::indexedPath(path.toStdString()));
         } catch (const std::exception&) {
         }
-        if (e) {
-            ids << e->id;
-        } else if (QFile::exists(path) && QFile::moveToTrash(path)) {
-            const QString sidecar = QString::fromStdString(settings::sidecarPathFor(path.toStdString()));
-            if (QFile::exists(sidecar)) QFile::moveToTrash(sidecar);
-        } else if (QFile::exists(path)) {
-            emit problem(tr("%1 could not be moved to the trash").arg(path));
-        }
+        if (e) ids << e->id;
+        else moveToTrash(path, QString::fromStdString(settings::sidecarPathFor(path.toStdString())));
     }
     trash(ids);
 }

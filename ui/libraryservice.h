@@ -34,12 +34,13 @@ struct SaveOptions {
     double pricePerHour = 0;
 };
 
-// `folders`: scanned on open (the output folder, the watched folders). `watched`: also watched while the app
-// runs (images another program drops there join the library a moment later).
+// Its folders (setFolders: the output folder, the watched folders) are scanned once the index is open and again
+// when they change; the watched ones are also watched while the app runs (images another program drops there
+// join the library a moment later).
 class LibraryService : public QObject {
     Q_OBJECT
 public:
-    LibraryService(const QString& dbPath, const QStringList& folders, const QStringList& watched = {});
+    explicit LibraryService(const QString& dbPath);
     ~LibraryService() override;
     static QString defaultIndexFile();  // library.db in the app's data folder
 
@@ -48,14 +49,15 @@ public slots:
     // Saves every image of the run (jobId: the queue's job, "" for none), indexes them, then `saved`.
     void save(const QString& jobId, const dd::api::GenerationResult& result, const dd::ui::SaveOptions& options);
     void scan(const QString& folder);
-    // The folders changed (Preferences): the new ones are scanned now, the watch follows.
+    // The folders to keep indexed (at start, and when Preferences change them): the new ones are scanned (now, or
+    // by open()), the watch follows.
     void setFolders(const QStringList& folders, const QStringList& watched);
     // An import: a scan of a folder once, then `imported` with how many images it added.
     void import(const QString& folder);
     void trash(const QList<qint64>& ids);
     void trashFiles(const QStringList& imagePaths);  // indexed or not
-    void setFavourite(qint64 id, bool favourite);
-    void setRating(qint64 id, int rating);
+    void setFavourite(const QList<qint64>& ids, bool favourite);
+    void setRating(const QList<qint64>& ids, int rating);
 
 signals:
     void opened(const QString& dbPath, const QString& note);  // note: "" unless the index was rebuilt
@@ -68,6 +70,9 @@ private:
     void scanAll();
     void watch();
     library::ScanReport scanned(const QString& folder);
+    bool moveToTrash(const QString& image, const QString& sidecar);
+    template <class Change>
+    void changeEach(const QList<qint64>& ids, const QString& what, Change change);
 
     QString m_path;
     QStringList m_folders, m_watched;

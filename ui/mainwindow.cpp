@@ -111,7 +111,9 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     settingsLayout->addWidget(m_panel);
     // ControlNet folds away like the refiner: its group's checkbox says whether it is used.
     auto* controlNetSection = new Section(tr("ControlNet"), m_controlNet, this);
-    auto controlNetSummary = [this, controlNetSection] { controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off")); };
+    auto controlNetSummary = [this, controlNetSection] {
+        controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off"));
+    };
     connect(m_controlNet, &QGroupBox::toggled, controlNetSection, [controlNetSection, controlNetSummary](bool on) {
         controlNetSummary();
         if (on) controlNetSection->setExpanded(true);
@@ -368,7 +370,8 @@ void MainWindow::cancel() { m_run->cancel(); }
 void MainWindow::onProgress(int step, int total, const QImage& preview) {
     m_progress->setRange(0, total);
     m_progress->setValue(step);
-    m_preview->showPreview(preview);
+    // A Verify's rerun goes to the compare window: the canvas keeps the image being verified (and the bar its file).
+    if (!m_run->verifying()) m_preview->showPreview(preview);
     // ETA from the steps seen so far (the first step's start is when its signal arrived).
     if (m_firstStep == 0) {
         m_firstStep = step;
@@ -452,15 +455,6 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
     }
     QSettings().setValue("lastModel", info.path);
     updatePrediction();
-}
-
-void MainWindow::restoreSettings(const api::GenerationSettings& s) {
-    applyRestoredSettings(s);
-    m_controlNet->setControlNets(s.controlnets);
-    m_panel->setRandomSeed(false);
-    if (!s.model.empty() && QString::fromStdString(s.model) != m_picker->currentModel())
-        m_picker->choose(QString::fromStdString(s.model));
-    statusBar()->showMessage(tr("Settings restored (seed %1)").arg(s.seed), 5000);
 }
 
 } // namespace dd::ui

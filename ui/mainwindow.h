@@ -90,7 +90,6 @@ public slots:
     void openPresetDialog();
     void openPreferences();
     void applyPreset(const dd::memory::Preset& preset);
-    void restoreSettings(const dd::api::GenerationSettings& settings);
     // The two images selected in the library side by side (CompareView).
     void compareSelected();
     // Quick A/B: two runs on the worker, then the compare view. Seeds: this seed against the next one.

@@ -33,8 +33,8 @@ QDockWidget* MainWindow::buildLibrary() {
     dock->setWidget(m_library);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
 
-    m_libraryThread = std::make_unique<ServiceThread<LibraryService>>("library", LibraryService::defaultIndexFile(),
-                                                                       QStringList{m_prefs.outputFolder}, m_prefs.watchedFolders);
+    // Its folders come with the preferences (applyPreferences).
+    m_libraryThread = std::make_unique<ServiceThread<LibraryService>>("library", LibraryService::defaultIndexFile());
     auto* service = m_libraryThread->service();
     connect(service, &LibraryService::opened, this, [this](const QString& path, const QString& note) {
         m_library->open(path);

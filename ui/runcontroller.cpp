@@ -110,7 +110,7 @@ void RunController::startAb(const compare::AbPair& pair) {
 }
 
 bool RunController::verify(const QString& file, const QStringList& modelFolders) {
-    if (busy() || m_ab->running()) return false;
+    if (busy()) return false;  // an A/B pair is running too
     m_verifying = true;
     m_cancelRequested = false;
     setRunning(true);

@@ -26,12 +26,6 @@ std::string isoUtc(int64_t seconds) {
     return buf;
 }
 
-std::string absolute(const std::string& path) {
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    return ec ? fs::absolute(path).lexically_normal().string() : p.string();
-}
-
 std::optional<settings::Restored> restoreImage(const std::string& path) {
     try {
         settings::Restored r = settings::restoreFromFile(path);
@@ -58,9 +52,15 @@ bool isImageFile(const fs::path& p) {
 
 } // namespace
 
+std::string indexedPath(const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    return ec ? fs::absolute(path).lexically_normal().string() : p.string();
+}
+
 Entry entryFromFile(const std::string& imagePath) {
     Entry e;
-    e.path = absolute(imagePath);
+    e.path = indexedPath(imagePath);
     struct stat st{};
     if (::stat(e.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         throw LibraryError(imagePath + ": cannot be read (no such file)");
@@ -110,7 +110,7 @@ ScanReport scanFolder(Library& library, const std::string& folder, const Thumbna
     ScanReport report;
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) return report;
-    const std::string root = absolute(folder);
+    const std::string root = indexedPath(folder);
     std::map<std::string, Library::FileStamp> known;
     for (auto& s : library.stamps())
         if (s.path.compare(0, root.size() + 1, root + "/") == 0) known.emplace(s.path, s);
@@ -126,7 +126,7 @@ ScanReport scanFolder(Library& library, const std::string& folder, const Thumbna
             continue;
         }
         if (!it->is_regular_file(ec) || !isImageFile(p)) continue;
-        const std::string path = absolute(p.string());
+        const std::string path = indexedPath(p.string());
         const auto found = known.find(path);
         struct stat st{};
         if (found != known.end() && ::stat(path.c_str(), &st) == 0 && int64_t(st.st_size) == found->second.bytes &&

@@ -12,6 +12,10 @@
 
 namespace dd::library {
 
+// The form every path takes in the index (absolute, symlinks resolved as far as the path exists): what byPath
+// is asked with.
+std::string indexedPath(const std::string& path);
+
 // The entry for one image file: its settings as the app restores them (every dialect settings/restore.h reads,
 // the embedded sidecar first), its sidecar next to it when there is one (for the creation time), size and
 // modification time. An image without readable settings is still an entry (prompt empty, seed -1; source "").

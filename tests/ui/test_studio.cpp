@@ -270,6 +270,17 @@ private slots:
         QCOMPARE(w.lastVerify()->recorded.settings.seed, int64_t(4243));  // the second image's own seed
         QVERIFY(w.compareView() != nullptr);
         QVERIFY(!w.isRunning());
+        QCOMPARE(w.shownImageFile(), files.at(2));  // the canvas still shows the verified image, not the rerun's previews
+        QVERIFY(canvas->isFinal());
+
+        // Delete on the canvas: that image and its sidecar to the trash, and out of the library; the other stays.
+        auto* model = w.libraryPanel()->model();
+        QTRY_COMPARE(model->rowCount(), 2);
+        w.findChild<QAction*>("canvasDelete")->trigger();
+        QTRY_COMPARE(model->rowCount(), 1);
+        QVERIFY2(!QFile::exists(files.at(2)), qPrintable(files.at(2)));
+        QVERIFY2(!QFile::exists(files.at(3)), qPrintable(files.join(" ")));
+        QVERIFY(QFile::exists(files.at(0)));
     }
 
     void favouritesRatingsFiltersAndAWatchedFolder() {
@@ -304,8 +315,8 @@ private slots:
         QTRY_COMPARE(model->rowCount(), 3);
 
         const qint64 third = model->idAt(0);  // newest first: c.png
-        emit panel->favouriteRequested(third, true);
-        emit panel->ratingRequested(model->idAt(2), 4);
+        emit panel->favouriteRequested({third}, true);
+        emit panel->ratingRequested({model->idAt(2)}, 4);
         QTRY_VERIFY(model->item(0)->favourite);
         panel->findChild<QToolButton*>("libraryFavourites")->setChecked(true);
         QTRY_COMPARE(model->rowCount(), 1);
