@@ -190,8 +190,14 @@ std::string defaultIndexPath(const std::string& appFolder) {
 }
 
 Library::Library(const std::string& dbPath, Checked checked) : m_path(dbPath) {
-    if (openExisting(checked)) return;
-    openFresh();
+    try {
+        if (openExisting(checked)) return;
+        openFresh();
+    } catch (...) {
+        sqlite3_close_v2(m_db);  // a constructor that throws runs no destructor: the connection would leak
+        m_db = nullptr;
+        throw;
+    }
 }
 
 Library::~Library() { sqlite3_close_v2(m_db); }
