@@ -10,7 +10,7 @@
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/sidecar.h"
-#include "imaging/control_preprocess.h"
+#include "imaging/run_images.h"
 #include "imaging/export.h"
 
 #include <nlohmann/json.hpp>
@@ -198,7 +198,7 @@ int Batch::run() {
         q.start(id);
         try {
             const auto start = std::chrono::steady_clock::now();
-            const auto result = engine.generate(s, cancel, nullptr, nullptr, dd::imaging::prepareControlImages(s));
+            const auto result = engine.generate(s, cancel, nullptr, dd::imaging::readRunImages(s));
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::vector<std::string> written;
             for (std::size_t k = 0; k < result.images.size() && k < names.size(); ++k) {

@@ -16,7 +16,7 @@
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
 #include "core/text/prompt_parser.h"
-#include "imaging/control_preprocess.h"
+#include "imaging/run_images.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
 
@@ -132,7 +132,7 @@ private:
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
-    bool modelGiven = false, initGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
+    bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
     double pricePerHour = 0;
@@ -185,6 +185,13 @@ OptionTable Generate::options() {
                 [this](const std::string& v) { s.predictionType = v == "auto" ? "" : v == "v" ? "v_prediction" : v; })
         .choice("--timestep-spacing", {"auto", "linspace", "leading", "trailing"}, "over every sampler's own spacing",
                 [this](const std::string& v) { s.timestepSpacing = v == "auto" ? "" : v; })
+        .section("inpainting (docs/inpainting.md)")
+        .value("--mask", "IMAGE", "repaint the --init image where this mask is white",
+               [this](const std::string& v) { s.inpaint.mask = v, maskGiven = true; }, Complete::File)
+        .value("--mask-blur", "N", "feather the mask's edge: A1111's Mask blur, a Gaussian sigma in pixels (default 4)",
+               whole(s.inpaint.maskBlur, "--mask-blur"))
+        .flag("--invert-mask", "repaint where the mask is black instead (A1111: Inpaint not masked)",
+              [this] { s.inpaint.invertMask = true; })
         .section("output")
         .value("--name", "TEMPLATE", "file names, default {date}-{counter:05}-{seed}-{prompt:6}", text(nameTemplate))
         .choice("--format", {"png", "jpeg", "webp"}, "image format (default: the --out file's, else png)", text(format))
@@ -244,7 +251,7 @@ void Generate::restoreFrom(const std::string& file) {
     from = file;
     restored = settings::restoreFromFile(file);
     s = restored.settings;
-    modelGiven = initGiven = refinerGiven = false;
+    modelGiven = initGiven = maskGiven = refinerGiven = false;
 }
 
 // --from: the model by hash / name (unless --model), the init image only inside the output folder.
@@ -262,13 +269,17 @@ void Generate::resolveRestored(const std::string& outFolder) {
         if (folders.empty()) folders.push_back(fromFolder);
         s.refiner.model = settings::resolveRestoredRefiner(s.refiner.model, s.refiner.hash, folders);
     }
-    if (!initGiven && !s.initImage.empty()) {
-        const auto inside = settings::resolveInsideFolder(outFolder, s.initImage);
+    // Metadata names bare files: the init image and the mask are looked up in the output folder.
+    const auto findInOutput = [&](bool given, std::string& name, const char* what, const char* flag) {
+        if (given || name.empty()) return;
+        const auto inside = settings::resolveInsideFolder(outFolder, name);
         if (!inside)
-            throw std::invalid_argument(from + " was made from the init image '" + s.initImage + "'; put it into the output folder " +
-                                        outFolder + " or pass --init PATH");
-        s.initImage = *inside;
-    }
+            throw std::invalid_argument(from + " was made from the " + what + " '" + name + "'; put it into the output folder " +
+                                        outFolder + " or pass " + flag + " PATH");
+        name = *inside;
+    };
+    findInOutput(initGiven, s.initImage, "init image", "--init");
+    findInOutput(maskGiven, s.inpaint.mask, "inpainting mask", "--mask");
     resolveRestoredControlNets(s, controlNetFolders, outFolder);
     for (const auto& w : r.warnings) std::cerr << "note: " << w << "\n";
     if (!r.unknown.empty()) {
@@ -311,15 +322,12 @@ int Generate::run() {
 
     warnIfTooBig(s, loraFolders);
     if (dryRun) return 0;
-    std::optional<api::Image> init;
-    if (!s.initImage.empty()) init = imaging::readImage(s.initImage);
     pipeline::Engine engine;
     engine.setLoraFolders(loraFolders);
     api::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();
-    const auto controlImages = imaging::prepareControlImages(s);
-    const auto result = engine.generate(s, cancel, &progress, init ? &*init : nullptr, controlImages);
+    const auto result = engine.generate(s, cancel, &progress, imaging::readRunImages(s));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::vector<std::string> written;

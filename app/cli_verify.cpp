@@ -12,6 +12,7 @@
 #include "imaging/compare.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
+#include "imaging/run_images.h"
 
 #include <cmath>
 #include <cstdio>
@@ -58,8 +59,6 @@ int Verify::run() {
     compare::VerifyFile f = compare::verifyFileFrom(o.file, o.image, o.model, o.modelFolders);
     for (const auto& w : f.notes) std::cerr << "note: " << w << "\n";
     compare::Recorded& recorded = f.recorded;
-    std::optional<api::Image> init;
-    if (!f.initImagePath.empty()) init = imaging::readImage(f.initImagePath);
     const std::string& imagePath = f.imagePath;
     if (!imagePath.empty()) recorded.images[0].image = imaging::readImage(imagePath);
 
@@ -70,7 +69,7 @@ int Verify::run() {
               << "\n";
     pipeline::Engine engine;
     api::CancelToken cancel;
-    const compare::VerifyReport report = compare::verify(engine, recorded, cancel, nullptr, init ? &*init : nullptr);
+    const compare::VerifyReport report = compare::verify(engine, recorded, cancel, nullptr, imaging::readRunImages(recorded.settings));
     std::cout << compare::describe(report);
     if (!report.identical && !recorded.images.empty() && report.images[0].pixels.sameSize) {
         const double ssim = imaging::ssim(recorded.images[0].image, report.rerun.images[size_t(report.images[0].index)]);

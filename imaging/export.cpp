@@ -18,6 +18,7 @@
 #include <cctype>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 namespace dd::imaging {
@@ -130,9 +131,37 @@ std::string encodeImage(const api::Image& image, ExportFormat format, const Imag
     return addExifAndXmp(encodeWithOpenCv(image, format, quality), m);
 }
 
+namespace {
+
+// An img2img or inpainting result keeps what it was made from beside it (settings::sourcePathFor; a source
+// already in the image's folder stays where it is), so that verify and --from find it next to the image: the
+// metadata names those files. The copies are durable, like the image.
+settings::Sidecar keepingSources(const std::string& path, const settings::Sidecar& sc) {
+    settings::Sidecar out = sc;
+    const fs::path folder = fs::absolute(path).parent_path();
+    const auto keep = [&](std::string& source, const char* role) {
+        std::error_code ec;
+        if (source.empty() || !fs::is_regular_file(source, ec) || fs::equivalent(fs::absolute(source).parent_path(), folder, ec))
+            return;
+        std::ifstream in(source, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        if (!in.good() && !in.eof()) throw std::runtime_error(source + ": cannot be read to keep it beside " + path);
+        const std::string copy = settings::sourcePathFor(path, role, source);
+        queue::writeFileDurably(copy, bytes, queue::Replace::Allowed);
+        source = copy;
+    };
+    keep(out.settings.initImage, "init");
+    keep(out.settings.inpaint.mask, "mask");
+    return out;
+}
+
+} // namespace
+
 ExportedFile exportImageAs(const std::string& path, ExportFormat format, int quality, const api::Image& image,
-                           const settings::Sidecar& sc, const std::string& a1111ModelName, bool sidecar) {
+                           const settings::Sidecar& made, const std::string& a1111ModelName, bool sidecar) {
     std::string bytes;
+    if (fs::exists(fs::symlink_status(path))) throw queue::FileExistsError(path + ": already exists");
+    const settings::Sidecar sc = keepingSources(path, made);
     try {
         bytes = encodeImage(image, format, metadataFor(sc, a1111ModelName), quality);
     } catch (const std::runtime_error& e) {
@@ -140,7 +169,6 @@ ExportedFile exportImageAs(const std::string& path, ExportFormat format, int qua
     }
     // The image is the commit point: its sidecar goes first, so a kill between the two leaves a sidecar without
     // an image (replaced by the rerun), never an image without its sidecar.
-    if (fs::exists(fs::symlink_status(path))) throw queue::FileExistsError(path + ": already exists");
     ExportedFile out{path, ""};
     if (sidecar) {
         out.sidecar = settings::sidecarPathFor(path);

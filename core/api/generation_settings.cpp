@@ -36,6 +36,20 @@ void from_json(const nlohmann::json& j, RefinerSetting& r) {
     get("hash", r.hash);
 }
 
+void to_json(nlohmann::json& j, const InpaintSetting& p) {
+    j = {{"mask", p.mask}, {"mask_blur", p.maskBlur}, {"invert_mask", p.invertMask}, {"masked_content", p.maskedContent},
+         {"mask_hash", p.maskHash}};
+}
+
+void from_json(const nlohmann::json& j, InpaintSetting& p) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("mask", p.mask);
+    get("mask_blur", p.maskBlur);
+    get("invert_mask", p.invertMask);
+    get("masked_content", p.maskedContent);
+    get("mask_hash", p.maskHash);
+}
+
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
@@ -50,6 +64,8 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
     if (s.refiner.enabled()) j["refiner"] = s.refiner;
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
+    if (!s.initImageHash.empty()) j["init_image_hash"] = s.initImageHash;
+    if (s.inpaint.enabled()) j["inpaint"] = s.inpaint;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -80,6 +96,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("lora_mode", s.loraMode);
     get("refiner", s.refiner);
     get("controlnets", s.controlnets);
+    get("init_image_hash", s.initImageHash);
+    get("inpaint", s.inpaint);
 }
 
 void validate(const GenerationSettings& s) {
@@ -107,6 +125,14 @@ void validate(const GenerationSettings& s) {
     if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
+    if (s.inpaint.enabled()) {
+        if (s.initImage.empty()) fail("inpainting needs an init image to repaint (the mask alone is not enough)");
+        if (s.inpaint.maskBlur < 0 || s.inpaint.maskBlur > 64)
+            fail("mask blur must be between 0 and 64 pixels (got " + std::to_string(s.inpaint.maskBlur) + ")");
+        if (!isMaskedContent(s.inpaint.maskedContent))
+            fail("masked content '" + s.inpaint.maskedContent +
+                 "' is unknown (use \"original\", \"latent noise\" or \"latent nothing\"; A1111's \"fill\" is not built)");
+    }
     validate(s.plan);
 }
 
@@ -121,6 +147,10 @@ const std::vector<std::string>& samplerNames() {
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
 
 bool isEmphasis(const std::string& v) { return v == "Original" || v == "No norm" || v == "Ignore" || v == "None"; }
+
+bool isMaskedContent(const std::string& v) {
+    return v == "original" || v == "latent noise" || v == "latent nothing";
+}
 
 nlohmann::json schedulerOverrides(const GenerationSettings& s) {
     nlohmann::json o = nlohmann::json::object();

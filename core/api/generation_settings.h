@@ -35,6 +35,21 @@ struct RefinerSetting {
     bool operator==(const RefinerSetting&) const = default;
 };
 
+// Inpainting (docs/inpainting.md): the init image is repainted where the mask is white. The imaging layer reads
+// the mask file and prepares it as A1111 does (invert, "Mask blur"); the engine then computes diffusers'
+// StableDiffusionInpaintPipeline, for 4-channel checkpoints (latents blended at every step) and 9-channel
+// inpainting UNets (mask and masked image as extra input channels), and pastes the result over the init image
+// through the prepared mask.
+struct InpaintSetting {
+    std::string mask;                        // mask image file, white = repaint; "" = no inpainting
+    int maskBlur = 4;                        // A1111 "Mask blur": the Gaussian's sigma in pixels (0 = hard edge)
+    bool invertMask = false;                 // A1111 "Mask mode: Inpaint not masked"
+    std::string maskedContent = "original";  // A1111 "Masked content": "original", "latent noise", "latent nothing"
+    std::string maskHash;                    // SHA-256 of the mask file; filled in when it is read
+    bool enabled() const { return !mask.empty(); }
+    bool operator==(const InpaintSetting&) const = default;
+};
+
 struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
     std::string prompt;
@@ -61,6 +76,8 @@ struct GenerationSettings {
     std::string emphasis = "Original";  // A1111 "Emphasis": "Original", "No norm", "Ignore", "None"
     std::string initImage;         // img2img source (empty: txt2img)
     double strength = 0.75;        // img2img denoising strength
+    std::string initImageHash;     // SHA-256 of the init image file; filled in when it is read
+    InpaintSetting inpaint;        // needs initImage
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
     MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
@@ -78,6 +95,8 @@ void to_json(nlohmann::json& j, const LoraSetting& l);
 void from_json(const nlohmann::json& j, LoraSetting& l);
 void to_json(nlohmann::json& j, const RefinerSetting& r);
 void from_json(const nlohmann::json& j, RefinerSetting& r);
+void to_json(nlohmann::json& j, const InpaintSetting& p);
+void from_json(const nlohmann::json& j, InpaintSetting& p);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
 // Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
 void from_json(const nlohmann::json& j, GenerationSettings& s);
@@ -92,6 +111,8 @@ bool isPredictionType(const std::string& v);
 bool isTimestepSpacing(const std::string& v);
 // A1111's "Emphasis" modes: "Original" (its default), "No norm", "Ignore", "None".
 bool isEmphasis(const std::string& v);
+// A1111's "Masked content" values DiffusionDesk computes (not A1111's pixel "fill").
+bool isMaskedContent(const std::string& v);
 
 // The samplers DiffusionDesk runs, spelled as A1111's UI does ("Euler a", "DPM++ 2M Karras"...): the one list
 // the window, the CLI, the A1111 reader and the scheduler factory (core/sched/factory.cpp) all use.

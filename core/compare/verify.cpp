@@ -27,7 +27,7 @@ Recorded recordedFrom(const api::GenerationResult& result) {
 }
 
 VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const api::CancelToken& cancel,
-                    api::Observer* observer, const api::Image* initImage) {
+                    api::Observer* observer, const api::RunImages& images) {
     for (const auto& img : recorded.images)
         if (img.index < 0 || img.index >= recorded.settings.batchSize)
             throw std::invalid_argument("image index " + std::to_string(img.index) + " is outside the batch of " +
@@ -38,7 +38,7 @@ VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const ap
     if (expected.empty()) {
         // Nothing recorded: the first run is the reference for the second.
         report.ranTwice = true;
-        const auto first = engine.generate(recorded.settings, cancel, observer, initImage);
+        const auto first = engine.generate(recorded.settings, cancel, observer, images);
         for (size_t i = 0; i < first.images.size(); ++i) expected.push_back({int(i), first.images[i]});
         if (!environment) environment = first.environment;
     }
@@ -48,7 +48,7 @@ VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const ap
     api::GenerationSettings rerun = recorded.settings;
     if (rerun.plan.threads <= 0 && environment && environment->threads > 0)
         rerun.plan.threads = environment->threads;
-    report.rerun = engine.generate(rerun, cancel, observer, initImage);
+    report.rerun = engine.generate(rerun, cancel, observer, images);
     report.identical = true;
     for (const auto& e : expected) {
         if (size_t(e.index) >= report.rerun.images.size())

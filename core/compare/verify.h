@@ -50,9 +50,9 @@ struct VerifyReport {
 };
 
 // Throws what Engine::generate throws, and std::invalid_argument when a recorded image's index is outside the
-// batch. An init image (img2img) is passed as for Engine::generate.
+// batch. The run's images (init image, mask, control images) are passed as for Engine::generate.
 VerifyReport verify(pipeline::Engine& engine, const Recorded& recorded, const api::CancelToken& cancel,
-                    api::Observer* observer = nullptr, const api::Image* initImage = nullptr);
+                    api::Observer* observer = nullptr, const api::RunImages& images = {});
 
 // Several lines for people: the verdict, per image the hashes and the pixel difference, the fingerprint fields
 // that differ, and a hint when determinism mode was off.

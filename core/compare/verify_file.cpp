@@ -61,15 +61,15 @@ VerifyFile verifyFileFrom(const std::string& file, const std::string& image, con
     recorded.settings.refiner.model =
         settings::resolveRestoredRefiner(recorded.settings.refiner.model, recorded.settings.refiner.hash, modelFolders);
 
-    if (!recorded.settings.initImage.empty()) {
-        // Metadata names a bare file; it is looked up only next to the file.
-        const auto inside = settings::resolveInsideFolder(folderOf(file), fs::path(recorded.settings.initImage).filename().string());
-        if (!inside)
-            throw std::invalid_argument(file + " was made from the init image '" + recorded.settings.initImage +
-                                        "'; put it next to " + file + " to verify it");
-        out.initImagePath = *inside;
-        recorded.settings.initImage = *inside;
-    }
+    // Metadata names bare files; they are looked up only next to the file.
+    const auto findNextToFile = [&](std::string& name, const char* what) {
+        if (name.empty()) return;
+        const auto inside = settings::resolveInsideFolder(folderOf(file), fs::path(name).filename().string());
+        if (!inside) throw std::invalid_argument(file + " was made from the " + what + " '" + name + "'; put it next to " + file + " to verify it");
+        name = *inside;
+    };
+    findNextToFile(recorded.settings.initImage, "init image");
+    findNextToFile(recorded.settings.inpaint.mask, "inpainting mask");
 
     out.imagePath = !image.empty() ? image : isImageFile(file) ? file : imageNextTo(file);
     if (!out.imagePath.empty()) recorded.images.push_back({index, {}});

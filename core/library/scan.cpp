@@ -46,7 +46,7 @@ std::optional<settings::Restored> restoreSidecar(const std::string& path) {
 
 bool isImageFile(const fs::path& p) {
     const std::string name = p.filename().string();
-    return !name.empty() && name[0] != '.' && !queue::isTemporaryName(name) &&
+    return !name.empty() && name[0] != '.' && !queue::isTemporaryName(name) && !settings::isSourceFile(name) &&
            settings::imageFormatFromExtension(name) != settings::ImageFormat::Unknown;
 }
 

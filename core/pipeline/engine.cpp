@@ -20,6 +20,7 @@
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
 #include "core/pipeline/engine_test_hooks.h"
+#include "core/pipeline/inpaint.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/oom_ladder.h"
 #include "core/pipeline/preview.h"
@@ -373,15 +374,18 @@ int64_t Engine::previewsBuilt() const { return m_previewer->built(); }
 class Engine::Run {
 public:
     Run(Engine& engine, const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
-        const api::Image* initImage, const std::vector<api::Image>& controlImages, RetryHistory& history)
+        const api::RunImages& images, RetryHistory& history)
         : m_engine(engine), m_loaded(*engine.m_loaded), m_res(m_loaded.residency), s(s), m_cancel(cancel),
-          m_observer(observer), m_initImage(initImage), m_controlImages(controlImages),
+          m_observer(observer), m_images(images),
           m_wanted(s.model.empty() ? kDemoModel : s.model), m_setup(offloadSetupFor(s.plan, m_wanted, *engine.m_hooks)),
           m_determinism(s.deterministic, s.plan.threads), m_loadAwareThreads(!s.deterministic && s.plan.threads <= 0),
           m_winograd(s.plan.winogradConv), m_meter(device().is_cuda() ? int(device().index()) : -1, observer),
           m_ladder(s, retryContext(s, device(), *engine.m_hooks), history, m_result.warnings, engine.m_hooks->beforeStageAttempt),
           m_cfg(s.cfgScale > 1.0) {
         m_result.settings = s;
+        if (!images.initHash.empty()) m_result.settings.initImageHash = images.initHash;
+        if (!images.maskHash.empty()) m_result.settings.inpaint.maskHash = images.maskHash;
+        m_result.warnings = images.notes;
         m_res.ledger.resetPeaks();
     }
 
@@ -468,7 +472,7 @@ private:
         m_result.settings.loras = m_loaded.loras.apply(m, s, m_engine.m_loraFolders, m_result.warnings, withOffloadsDetached);
         const Placement& placed = m.placement;
         auto& controls = m_loaded.controls;
-        m_result.settings.controlnets = controls.prepare(m, s, m_controlImages, m_setup.home, device(), placed.unet,
+        m_result.settings.controlnets = controls.prepare(m, s, m_images.controls, m_setup.home, device(), placed.unet,
                                                          placed.channelsLast, m_cfg, [&](const torch::nn::Module* net) {
                                                              m_res.offloads.erase(net);
                                                              m_res.ledger.remove(net);
@@ -648,27 +652,98 @@ private:
     }
 
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
-    // (img2img; `begin` becomes that step).
+    // (img2img; `begin` becomes that step), or an inpainting's start (inpaintLatents).
     torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
                                  int64_t& begin) {
         SdModel& m = model();
         const int64_t f = m.vaeScaleFactor();
-        const std::vector<int64_t> shape{s.batchSize, m.unet->config().inChannels, s.height / f, s.width / f};
-        if (!m_initImage) return noise.randn(shape, torch::kFloat32, device()) * scheduler.initNoiseSigma();
+        const std::vector<int64_t> shape{s.batchSize, m.vae->config().latentChannels, s.height / f, s.width / f};
+        torch::Tensor latents;
+        if (!m_images.init) {
+            latents = noise.randn(shape, torch::kFloat32, device()) * scheduler.initNoiseSigma();
+        } else {
+            const auto schedule = scheduler.img2imgTimesteps(s.strength);
+            begin = schedule.beginIndex;
+            if (schedule.numSteps < 1) throw std::invalid_argument("img2img strength is too low: no denoising step remains");
+            const auto pixels = imageToTensor(*m_images.init, s.width, s.height, device());
+            if (m_images.mask) return inpaintLatents(scheduler, pixels, gens, noise, shape, begin);
+            const auto x0 = encodeSampled(pixels, gens);  // before the noise: both draw from the same generators
+            latents = scheduler.addNoise(x0, noise.randn(shape, torch::kFloat32, device()), begin);
+        }
+        if (m.unet->config().inChannels == 9) m_inpaint = repaintEverything(shape);
+        return latents;
+    }
+
+    // An inpainting UNet asked for txt2img or img2img (A1111 lets it): everything is repainted, so the mask is all
+    // ones and the masked image all mid-grey. Its latents are the VAE's mean, not a sample, so the run draws the
+    // same noise as a 4-channel model's would.
+    InpaintLatents repaintEverything(const std::vector<int64_t>& shape) {
+        SdModel& m = model();
         const Placement& placed = m.placement;
         const memory::NetworkUse onDevice(m_res.of(m.vae.get()));
-        const auto x = toNet(imageToTensor(*m_initImage, s.width, s.height, device()), placed.vae, placed.computeDeviceOf("vae", device()));
+        const auto grey = torch::zeros({1, 3, s.height, s.width}, torch::kFloat32);
+        const auto mean = m.vae->encode(toNet(grey, placed.vae, placed.computeDeviceOf("vae", device())),
+                                        {plan().vaeSlicing, plan().vaeTiling, plan().vaeTileSize})
+                              .mean.to(device(), torch::kFloat32);
+        doneWith({m.vae.get()});
+        InpaintLatents in;
+        in.concat = true;
+        in.latentMask = torch::ones({shape[0], 1, shape[2], shape[3]}, torch::TensorOptions(torch::kFloat32).device(device()));
+        in.maskedLatents = (mean * m.vae->config().scalingFactor).repeat({shape[0], 1, 1, 1});
+        return in;
+    }
+
+    // diffusers' inpaint prepare_latents and prepare_mask_latents, drawing from each image's generator in their
+    // order: the init image's latent sample (not for a 9-channel UNet at strength 1), the noise, the masked
+    // image's latent sample (drawn and dropped for a 4-channel UNet, which never sees it, as diffusers does).
+    // At strength 1 the latents start from pure noise; below, from the init image noised to the first step.
+    torch::Tensor inpaintLatents(sched::Scheduler& scheduler, const torch::Tensor& pixels, std::vector<at::Generator>& gens,
+                                 sched::NoiseSource& noise, const std::vector<int64_t>& shape, int64_t begin) {
+        SdModel& m = model();
+        if (s.refiner.enabled()) throw std::invalid_argument("inpainting with a refiner is not supported: turn the refiner off");
+        const int64_t unetChannels = m.unet->config().inChannels;
+        if (unetChannels != 4 && unetChannels != 9)
+            throw std::invalid_argument("inpainting needs a UNet with 4 or 9 input channels; this one has " + std::to_string(unetChannels));
+        const auto binary = binaryMask(*m_images.mask).to(device());
+        if (binary.size(2) != s.height || binary.size(3) != s.width)
+            throw std::invalid_argument("the mask is " + std::to_string(binary.size(3)) + "x" + std::to_string(binary.size(2)) +
+                                        " but the requested size is " + std::to_string(s.width) + "x" + std::to_string(s.height));
+        const bool strengthMax = s.strength == 1.0;
+        InpaintLatents in;
+        in.concat = unetChannels == 9;
+        if (!in.concat || !strengthMax) in.imageLatents = encodeSampled(pixels, gens);
+        in.noise = noise.randn(shape, torch::kFloat32, device());
+        if (in.concat) {
+            in.maskedLatents = encodeSampled(pixels * (1 - binary), gens);
+        } else {
+            for (auto& g : gens) torch::randn({1, shape[1], shape[2], shape[3]}, g, torch::kFloat32);
+        }
+        namespace F = torch::nn::functional;
+        in.latentMask = F::interpolate(binary, F::InterpolateFuncOptions().size(std::vector<int64_t>{shape[2], shape[3]}).mode(torch::kNearest))
+                            .repeat({s.batchSize, 1, 1, 1});
+        // A1111's "Masked content" on the init latents of the repainted region: nothing, or the run's own noise.
+        if (in.imageLatents.defined() && s.inpaint.maskedContent != "original") {
+            in.imageLatents = in.imageLatents * (1 - in.latentMask);
+            if (s.inpaint.maskedContent == "latent noise") in.imageLatents += in.noise * in.latentMask;
+        }
+        auto latents = strengthMax ? in.noise * scheduler.initNoiseSigma() : scheduler.addNoise(in.imageLatents, in.noise, begin);
+        m_inpaint = std::move(in);
+        return latents;
+    }
+
+    // The scaled latents of `pixels` ([1, 3, H, W] in [-1, 1]) for each image of the batch, each sampled with its
+    // own generator (in fp32, so the noise drawn is the same whatever the VAE's precision).
+    torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<at::Generator>& gens) {
+        SdModel& m = model();
+        const Placement& placed = m.placement;
+        const memory::NetworkUse onDevice(m_res.of(m.vae.get()));
+        const auto x = toNet(pixels, placed.vae, placed.computeDeviceOf("vae", device()));
         const auto dist = m.vae->encode(x, {plan().vaeSlicing, plan().vaeTiling, plan().vaeTileSize});
         doneWith({m.vae.get()});
-        // Sampled in fp32 so the noise drawn is the same whatever the VAE's precision.
         const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
         std::vector<torch::Tensor> encoded;
         for (int64_t i = 0; i < s.batchSize; ++i) encoded.push_back(dist32.sample(gens[size_t(i)]));
-        const auto x0 = torch::cat(encoded).to(device()) * m.vae->config().scalingFactor;
-        const auto schedule = scheduler.img2imgTimesteps(s.strength);
-        begin = schedule.beginIndex;
-        if (schedule.numSteps < 1) throw std::invalid_argument("img2img strength is too low: no denoising step remains");
-        return scheduler.addNoise(x0, noise.randn(shape, torch::kFloat32, device()), begin);
+        return torch::cat(encoded).to(device()) * m.vae->config().scalingFactor;
     }
 
     // Inputs go where the network is: the UNet's device, or the VAE's (`on`) under a balanced placement.
@@ -690,11 +765,13 @@ private:
         for (int64_t i = from; i < to; ++i) {
             if (m_cancel.cancelled()) throw api::Cancelled();
             const auto tStep = Clock::now();
-            const auto x = toNet(sch.scaleModelInput(m_cfg ? torch::cat({latents, latents}) : latents, i), unetDtype);
+            const auto scaled = sch.scaleModelInput(m_cfg ? torch::cat({latents, latents}) : latents, i);
+            const auto x = toNet(scaled, unetDtype);  // what the ControlNets see: the latents alone
             std::optional<nn::ControlResiduals> residuals;
             if (control.stack)
                 residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
-            auto pred = net.unet->forward(x, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
+            const auto unetInput = m_inpaint && m_inpaint->concat ? toNet(m_inpaint->unetInput(scaled, m_cfg), unetDtype) : x;
+            auto pred = net.unet->forward(unetInput, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
                             .to(torch::kFloat32)
                             .contiguous();
             if (m_cfg) {
@@ -704,6 +781,7 @@ private:
                 if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
             }
             latents = sch.step(pred, i, latents, noise);
+            if (m_inpaint) latents = m_inpaint->blend(sch, latents, i, int64_t(timesteps.size(0)));
             m_result.timings.stepSeconds.push_back(secondsSince(tStep));
             m_meter.sample("denoise");
             if (m_observer) reportStep(done + int(i - from + 1), all, latents, net);
@@ -736,6 +814,8 @@ private:
         }
         doneWith({dm.vae.get()});
         m_result.images = toImages(rgb);
+        if (m_images.mask)  // the kept pixels are the init image's, not their trip through the VAE
+            for (auto& image : m_result.images) image = overlay(image, *m_images.init, *m_images.mask);
         m_result.timings.decodeSeconds = secondsSince(t0);
         m_result.memory.decode = m_meter.end("decode");
     }
@@ -775,8 +855,7 @@ private:
     const api::GenerationSettings& s;
     const api::CancelToken& m_cancel;
     api::Observer* m_observer;
-    const api::Image* m_initImage;
-    const std::vector<api::Image>& m_controlImages;
+    const api::RunImages& m_images;
     const c10::InferenceMode m_inference;
     const std::string m_wanted;  // the model's source
     const OffloadSetup m_setup;
@@ -790,10 +869,11 @@ private:
     ConditioningKey m_textKey;
     const text::CfgConditioning* m_prompts = nullptr;
     torch::Tensor m_latents;
+    std::optional<InpaintLatents> m_inpaint;  // an inpainting run's mask and image latents
 };
 
 api::GenerationResult Engine::generate(const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
-                                       const api::Image* initImage, const std::vector<api::Image>& controlImages) {
+                                       const api::RunImages& images) {
     RetryHistory history;
     api::GenerationSettings current = s;
     std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
@@ -801,8 +881,9 @@ api::GenerationResult Engine::generate(const api::GenerationSettings& s, const a
         try {
             api::validate(current);
             api::validate(current.plan);
-            if (!current.initImage.empty() && !initImage) throw std::invalid_argument("img2img needs the init image's pixels");
-            auto r = Run(*this, current, cancel, observer, initImage, controlImages, history).execute();
+            if (!current.initImage.empty() && !images.init) throw std::invalid_argument("img2img needs the init image's pixels");
+            if (current.inpaint.enabled() && !images.mask) throw std::invalid_argument("inpainting needs the mask's pixels");
+            auto r = Run(*this, current, cancel, observer, images, history).execute();
             r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
             return r;
         } catch (OutOfMemoryLadder::Restart& restart) {

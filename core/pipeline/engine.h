@@ -5,6 +5,7 @@
 // Not thread-safe: create and use it on one worker thread (torch objects live there).
 #include "core/api/errors.h"
 #include "core/api/generation_result.h"
+#include "core/api/run_images.h"
 #include "core/memory/ledger.h"
 #include "core/pipeline/latent_observer.h"
 
@@ -38,10 +39,10 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     // Throws std::invalid_argument (bad settings), dd::io::ModelFileError (bad model), Cancelled.
-    // img2img (settings.initImage set) takes the init image's pixels, already at settings' width × height.
-    // controlImages: one per settings.controlnets entry, preprocessed, at width × height (imaging/control_preprocess).
+    // `images` holds the pixels the settings name: the init image (img2img, inpainting), the prepared mask
+    // (inpainting) and the preprocessed control images (imaging::readRunImages reads them all).
     api::GenerationResult generate(const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
-                              const api::Image* initImage = nullptr, const std::vector<api::Image>& controlImages = {});
+                                   const api::RunImages& images = {});
 
     // Loads `source` (a model path or kDemoModel) placed as `plan` says, so the next generate with that model
     // and plan starts at once. `progress` is told each part (sd_model.h LoadStep, then "hash"); `cancel` is

@@ -328,6 +328,36 @@ struct Reading {
     bool sdcpp;  // stable-diffusion.cpp writes this layout with its own sampler and RNG names
 };
 
+// A1111's inpainting keys (img2img's extra parameters). Mask mode and Masked content are left out at their
+// defaults (Inpaint masked, original) as A1111 does; Mask blur is written for every inpainting (0 too, which A1111
+// omits: a reader would take the missing key for 4). A1111 writes no mask file, so read back they wait for one
+// (the sidecar names it); a value that is not the default is written even then, so text reads back as written.
+Written writtenMaskBlur(const Settings& s) {
+    const int blur = s.inpaint.maskBlur;
+    return s.inpaint.enabled() || blur != api::InpaintSetting().maskBlur ? Written(std::to_string(blur)) : Written();
+}
+
+bool readMaskBlur(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d || *d < 0 || *d > 64 || *d != double(int(*d))) return false;
+    r.info.settings.inpaint.maskBlur = int(*d);
+    return true;
+}
+
+bool readMaskMode(std::string_view v, Reading& r) {
+    const std::string_view mode = detail::trim(v);
+    if (mode != "Inpaint masked" && mode != "Inpaint not masked") return false;
+    r.info.settings.inpaint.invertMask = mode == "Inpaint not masked";
+    return true;
+}
+
+bool readMaskedContent(std::string_view v, Reading& r) {
+    const std::string content(detail::trim(v));
+    if (!api::isMaskedContent(content)) return false;
+    r.info.settings.inpaint.maskedContent = content;
+    return true;
+}
+
 void badValue(GenerationInfo& info, std::string_view key, std::string_view v) {
     info.warnings.push_back("'" + std::string(key) + ": " + std::string(v.substr(0, 80)) + "' is not a valid value; ignored");
 }
@@ -489,6 +519,12 @@ const Key kKeys[] = {
     {"Model", writtenModel, readModel},
     {"Denoising strength", [](S s, O) -> Written { return s.initImage.empty() ? Written() : formatNumber(s.strength); },
      readNumber<&Settings::strength>, "strength"},
+    {"Mask blur", [](S s, O) { return writtenMaskBlur(s); }, readMaskBlur, "mask_blur"},
+    {"Mask mode", [](S s, O) -> Written { return s.inpaint.invertMask ? Written("Inpaint not masked") : Written(); },
+     readMaskMode, "invert_mask"},
+    {"Masked content", [](S s, O) -> Written {
+         return s.inpaint.maskedContent != "original" ? Written(s.inpaint.maskedContent) : Written();
+     }, readMaskedContent, "masked_content"},
     {"Clip skip", [](S s, O) -> Written { return s.clipSkip > 1 ? std::to_string(s.clipSkip) : Written(); },
      readInteger<&Settings::clipSkip, 1, 12>, "clip_skip", true},
     // Our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU.

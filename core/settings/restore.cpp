@@ -25,7 +25,14 @@ bool looksLikeComfyGraph(const json& j) {
 GenerationInfo fromSettingsJson(const json& j, std::string_view name) {
     GenerationInfo info;
     info.format = "diffusiondesk";
-    const json known = api::GenerationSettings{};
+    const json known = [] {  // every key to_json can write: the optional parts are written only when used
+        api::GenerationSettings all;
+        all.loras.emplace_back();
+        all.loraMode = "side";
+        all.refiner.model = all.initImageHash = all.inpaint.mask = "x";
+        all.controlnets.emplace_back();
+        return json(all);
+    }();
     for (const auto& [k, v] : j.items()) {
         if (known.contains(k)) info.fields.push_back(k);
         else info.unknown.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -124,6 +131,7 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     // No path from metadata survives (readers already reduce names; this is the one place that guarantees it).
     r.settings.model.clear();
     r.settings.initImage = safeModelName(r.settings.initImage);
+    r.settings.inpaint.mask = safeModelName(r.settings.inpaint.mask);
     r.modelName = safeModelName(r.modelName);  // "demo:tiny-sd1" is a bare name too; "demo:../x" is not
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.

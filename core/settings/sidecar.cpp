@@ -82,6 +82,7 @@ std::string writeSidecar(const Sidecar& s, SidecarParts parts) {
     // Paths on this machine stay here: a shared image must not reveal "/home/alice/...".
     settings["model"] = fileNameOnly(s.settings.model);
     settings["init_image"] = fileNameOnly(s.settings.initImage);
+    if (s.settings.inpaint.enabled()) settings["inpaint"]["mask"] = fileNameOnly(s.settings.inpaint.mask);
     const auto& t = s.timings;
     const auto& e = s.environment;
     ordered_json j;
@@ -149,6 +150,7 @@ Sidecar readSidecar(std::string_view text) {
         }
         s.settings.model = s.settings.model.rfind("demo:", 0) == 0 ? s.settings.model : safeModelName(s.settings.model);
         s.settings.initImage = safeModelName(s.settings.initImage);
+        s.settings.inpaint.mask = safeModelName(s.settings.inpaint.mask);
     } else {
         fail("no \"settings\" object");
     }
@@ -200,6 +202,16 @@ Sidecar readSidecar(std::string_view text) {
 
 std::string sidecarPathFor(const std::string& imagePath) {
     return std::filesystem::path(imagePath).replace_extension(".json").string();
+}
+
+std::string sourcePathFor(const std::string& imagePath, const std::string& role, const std::string& sourcePath) {
+    const std::filesystem::path image(imagePath);
+    return (image.parent_path() / (image.stem().string() + "." + role + std::filesystem::path(sourcePath).extension().string())).string();
+}
+
+bool isSourceFile(const std::string& path) {
+    const std::string stem = std::filesystem::path(path).stem().string();
+    return stem.ends_with(".init") || stem.ends_with(".mask");
 }
 
 } // namespace dd::settings

@@ -67,5 +67,9 @@ Sidecar readSidecar(std::string_view json);
 
 // Where an image's sidecar lives: "out/cat.png" -> "out/cat.json".
 std::string sidecarPathFor(const std::string& imagePath);
+// Where a copy of what an image was made from lives beside it: ("out/cat.png", "mask", "in/m.webp") ->
+// "out/cat.mask.webp" (roles "init" and "mask"). Such files are sources, not images of the library.
+std::string sourcePathFor(const std::string& imagePath, const std::string& role, const std::string& sourcePath);
+bool isSourceFile(const std::string& path);
 
 } // namespace dd::settings

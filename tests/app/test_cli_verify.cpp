@@ -97,6 +97,44 @@ private slots:
         QVERIFY2(r.out.contains("identical (no recorded image: the settings were run twice)"), qPrintable(r.out));
     }
 
+    // An inpainting made by the CLI records its init image and mask (names and SHA-256) and verifies bit for bit
+    // from the files next to it; bad masks are one line each.
+    void inpaintingReproduces() {
+        QTemporaryDir dir;
+        api::Image init{48, 48, std::vector<uint8_t>(48 * 48 * 3, 120)};
+        api::Image mask{48, 48, std::vector<uint8_t>(48 * 48 * 3, 0)};
+        for (size_t i = 0; i < mask.rgb.size() / 2; ++i) mask.rgb[i] = 255;  // the top half repaints
+        imaging::writePng(dir.filePath("wall.png").toStdString(), init);
+        imaging::writePng(dir.filePath("wall-mask.png").toStdString(), mask);
+        const QStringList common{"generate", "--prompt", "a door", "--model", "demo:tiny-sd1", "--steps", "3", "--size", "48x48",
+                                 "--seed", "9", "--deterministic", "--init", dir.filePath("wall.png"), "--strength", "0.8",
+                                 "--no-library"};
+        Run r = cli(common + QStringList{"--mask", dir.filePath("wall-mask.png"), "--mask-blur", "2", "--out", dir.filePath("door.png")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        std::ifstream in(dir.filePath("door.json").toStdString());
+        const auto sidecar = nlohmann::json::parse(in);
+        const auto& inpaint = sidecar["settings"]["inpaint"];
+        QCOMPARE(inpaint["mask"].get<std::string>(), std::string("wall-mask.png"));
+        QCOMPARE(inpaint["mask_blur"].get<int>(), 2);
+        QCOMPARE(inpaint["mask_hash"].get<std::string>().size(), size_t(64));
+        QCOMPARE(sidecar["settings"]["init_image_hash"].get<std::string>().size(), size_t(64));
+        // The bottom rows were not masked: they are the init image's.
+        const auto out = imaging::readImage(dir.filePath("door.png").toStdString());
+        QVERIFY(std::all_of(out.rgb.end() - 48 * 3 * 10, out.rgb.end(), [](uint8_t v) { return v == 120; }));
+        QVERIFY(out.rgb != init.rgb);
+
+        r = cli({"verify", dir.filePath("door.png")});
+        QVERIFY2(r.code == 0 && r.out.contains("\nidentical\n"), qPrintable(r.out + r.err));
+
+        writeText(dir.filePath("notes.txt"), "not an image");
+        for (const auto& [maskFile, expected] : {std::pair{dir.filePath("notes.txt"), QString("notes.txt: cannot read as an image")},
+                                                 std::pair{dir.filePath("wall.png"), QString("the mask is empty")}}) {
+            r = cli(common + QStringList{"--mask", maskFile, "--out", dir.filePath("bad.png")});
+            QVERIFY2(r.code != 0 && r.err.startsWith("error: ") && r.err.contains(expected) && r.err.count('\n') == 1, qPrintable(r.err));
+            QVERIFY(!QFile::exists(dir.filePath("bad.png")));
+        }
+    }
+
     void badInputIsOneLine() {
         for (const QStringList& args : {QStringList{"verify"}, QStringList{"verify", m_dir.filePath("missing.json")},
                                         QStringList{"verify", m_dir.filePath("img.json"), "--bogus", "1"}}) {

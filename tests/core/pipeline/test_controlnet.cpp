@@ -140,7 +140,7 @@ private slots:
             pipeline::Engine engine;
             api::CancelToken cancel;
             LastLatents observer;
-            engine.generate(k.settings, cancel, &observer, nullptr, k.images);
+            engine.generate(k.settings, cancel, &observer, {.controls = k.images});
             const double e = maxAbs(observer.latents, k.latents);
             qInfo("LDM file %s: latents max abs %.3g", qPrintable(name), e);
             QVERIFY2(e < 1e-4, qPrintable(QString("latents differ by %1").arg(e)));
@@ -163,7 +163,7 @@ private slots:
         pipeline::Engine engine;
         api::CancelToken cancel;
         LastLatents observer;
-        const auto result = engine.generate(k.settings, cancel, &observer, k.init ? &*k.init : nullptr, k.images);
+        const auto result = engine.generate(k.settings, cancel, &observer, {.init = k.init, .controls = k.images});
         const double err = maxAbs(observer.latents, k.latents);
         qInfo("latents max abs %.3g (latents max %.3g)", err, k.latents.abs().max().item<double>());
         QVERIFY2(err < 1e-4, qPrintable(QString("latents differ by %1").arg(err)));
@@ -180,14 +180,14 @@ private slots:
         auto plain = k.settings;
         plain.controlnets.clear();
         const auto without = engine.generate(plain, cancel, nullptr).images.at(0).rgb;
-        const auto with = engine.generate(k.settings, cancel, nullptr, nullptr, k.images).images.at(0).rgb;
+        const auto with = engine.generate(k.settings, cancel, nullptr, {.controls = k.images}).images.at(0).rgb;
         QVERIFY(with != without);
         QCOMPARE(engine.generate(plain, cancel, nullptr).images.at(0).rgb, without);
         QCOMPARE(engine.controlNetParameters(), int64_t(0));
         // A range that excludes every step is the plain run exactly.
         auto never = k.settings;
         never.controlnets[0].guidanceStart = 0.99;
-        QCOMPARE(engine.generate(never, cancel, nullptr, nullptr, k.images).images.at(0).rgb, without);
+        QCOMPARE(engine.generate(never, cancel, nullptr, {.controls = k.images}).images.at(0).rgb, without);
     }
 
     // Offload: the ControlNet goes through the same NetworkOffload as the UNet and gives the same image.
@@ -195,13 +195,13 @@ private slots:
         auto k = loadCase(m_cases.at(0).toObject(), 0);
         pipeline::Engine reference;
         api::CancelToken cancel;
-        const auto want = reference.generate(k.settings, cancel, nullptr, nullptr, k.images).images.at(0).rgb;
+        const auto want = reference.generate(k.settings, cancel, nullptr, {.controls = k.images}).images.at(0).rgb;
         for (auto mode : {api::Offload::Model, api::Offload::Sequential, api::Offload::Group}) {
             pipeline::Engine engine;
             engine.setTestHooks({true, {}, nullptr});
             auto s = k.settings;
             s.plan.offload = mode;
-            const auto r = engine.generate(s, cancel, nullptr, nullptr, k.images);
+            const auto r = engine.generate(s, cancel, nullptr, {.controls = k.images});
             QVERIFY2(r.images.at(0).rgb == want, api::offloadName(mode));
             QCOMPARE(engine.ledger().resident("compute"), int64_t(0));  // everything went home, ControlNet included
             QVERIFY(engine.ledger().peak("compute") > 0);
@@ -212,12 +212,12 @@ private slots:
         twice.controlnets[1].weight = 0.4;
         auto images = k.images;
         images.push_back(loadCase(m_cases.at(1).toObject(), 1).images[1]);
-        const auto plain = reference.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb;
+        const auto plain = reference.generate(twice, cancel, nullptr, {.controls = images}).images.at(0).rgb;
         QCOMPARE(reference.controlNetParameters(), pipeline::controlNetParameters({twice.controlnets[0].model}));
         pipeline::Engine engine;
         engine.setTestHooks({true, {}, nullptr});
         twice.plan.offload = api::Offload::Group;
-        QVERIFY(engine.generate(twice, cancel, nullptr, nullptr, images).images.at(0).rgb == plain);
+        QVERIFY(engine.generate(twice, cancel, nullptr, {.controls = images}).images.at(0).rgb == plain);
         QCOMPARE(engine.ledger().resident("compute"), int64_t(0));
     }
 
@@ -228,7 +228,7 @@ private slots:
         const int64_t params = pipeline::controlNetParameters({cn, cn});  // the same one twice is loaded once
         pipeline::Engine engine;
         api::CancelToken cancel;
-        engine.generate(k.settings, cancel, nullptr, nullptr, k.images);
+        engine.generate(k.settings, cancel, nullptr, {.controls = k.images});
         QCOMPARE(params, engine.controlNetParameters());
         const auto shape = pipeline::modelShapeOf(k.settings.model);
         memory::PredictInput in;
@@ -265,7 +265,7 @@ private slots:
         pipeline::Engine engine;
         api::CancelToken cancel;
         try {
-            engine.generate(s, cancel, nullptr, nullptr, k.images);
+            engine.generate(s, cancel, nullptr, {.controls = k.images});
             QFAIL("an SDXL ControlNet on an SD 1.x model was accepted");
         } catch (const std::invalid_argument& e) {
             QVERIFY2(QString(e.what()).contains("SDXL ControlNet"), e.what());
@@ -273,13 +273,13 @@ private slots:
         auto missing = loadCase(m_cases.at(0).toObject(), 0);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.generate(missing.settings, cancel, nullptr));  // no image
         missing.settings.controlnets[0].model = "/nonexistent/cn";
-        QVERIFY_THROWS_EXCEPTION(io::ModelFileError, engine.generate(missing.settings, cancel, nullptr, nullptr, missing.images));
+        QVERIFY_THROWS_EXCEPTION(io::ModelFileError, engine.generate(missing.settings, cancel, nullptr, {.controls = missing.images}));
         QTemporaryDir dir;
         const QString pickle = dir.filePath("control_v11p_sd15_canny.pth");
         QFile(pickle).open(QIODevice::WriteOnly);
         missing.settings.controlnets[0].model = pickle.toStdString();
         try {
-            engine.generate(missing.settings, cancel, nullptr, nullptr, missing.images);
+            engine.generate(missing.settings, cancel, nullptr, {.controls = missing.images});
             QFAIL("a pickle ControlNet was accepted");
         } catch (const io::ModelFileError& e) {
             QVERIFY2(QString(e.what()).contains("never unpickles"), e.what());
@@ -287,7 +287,7 @@ private slots:
         auto small = missing.images;
         small[0].width = 32;
         auto ok = loadCase(m_cases.at(0).toObject(), 0);
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.generate(ok.settings, cancel, nullptr, nullptr, small));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.generate(ok.settings, cancel, nullptr, {.controls = small}));
     }
 
     void configChecks() {

@@ -62,7 +62,7 @@ private slots:
         pipeline::Engine engine;
         api::CancelToken cancel;
         LastLatents observer;
-        const auto result = engine.generate(s, cancel, &observer, init ? &*init : nullptr);
+        const auto result = engine.generate(s, cancel, &observer, {.init = init});
 
         const bool noisy = s.sampler == "Euler a" || s.sampler == "DPM++ 2M SDE";
         const double latentTol = winograd ? (noisy ? 3e-3 : 2e-3) : noisy ? 1e-3 : 1e-4;

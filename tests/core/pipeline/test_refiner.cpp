@@ -258,10 +258,10 @@ private slots:
         pipeline::Engine engine;
         EveryStep refinedNoCn, refined, baseOnly;
         engine.generate(plainCase, cancel, &refinedNoCn);
-        const auto r = engine.generate(s, cancel, &refined, nullptr, hints);
+        const auto r = engine.generate(s, cancel, &refined, {.controls = hints});
         auto noRefiner = s;
         noRefiner.refiner = {};
-        engine.generate(noRefiner, cancel, &baseOnly, nullptr, hints);
+        engine.generate(noRefiner, cancel, &baseOnly, {.controls = hints});
         QCOMPARE(int(refined.latents.size()), 10);
         QVERIFY(torch::isfinite(refined.latents.back()).all().item<bool>());
         QCOMPARE(r.settings.controlnets.size(), size_t(1));
@@ -277,8 +277,8 @@ private slots:
         swap.plan.swapModels = true;
         auto swapNoCn = plainCase;
         swapNoCn.plan.swapModels = true;
-        const auto ra = together.generate(s, cancel, nullptr, nullptr, hints);
-        const auto rb = swapped.generate(swap, cancel, nullptr, nullptr, hints);
+        const auto ra = together.generate(s, cancel, nullptr, {.controls = hints});
+        const auto rb = swapped.generate(swap, cancel, nullptr, {.controls = hints});
         swappedNoCn.generate(swapNoCn, cancel, nullptr);
         QCOMPARE(ra.images[0].rgb, rb.images[0].rgb);
         QCOMPARE(swapped.ledger().resident("compute"), swappedNoCn.ledger().resident("compute"));  // the refiner only
@@ -286,7 +286,7 @@ private slots:
         // The next run of the base alone: the ControlNet comes back with it.
         auto swapPlain = noRefiner;
         swapPlain.plan.swapModels = true;
-        swapped.generate(swapPlain, cancel, nullptr, nullptr, hints);
+        swapped.generate(swapPlain, cancel, nullptr, {.controls = hints});
         QCOMPARE(swapped.ledger().resident("cpu"), int64_t(0));
     }
 

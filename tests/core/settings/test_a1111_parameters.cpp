@@ -174,6 +174,40 @@ private slots:
         QCOMPARE(info.settings.refiner.model, std::string("xl hash"));  // every extension, as it would be written
     }
 
+    // A1111's inpainting keys: written for an inpainting (Mode and Masked content only off their defaults), read
+    // back without the mask (A1111 names none), and what cannot be read is reported, not fatal.
+    void inpaintingKeys() {
+        api::GenerationSettings s;
+        s.prompt = "a door";
+        s.initImage = "wall.png";
+        s.inpaint.mask = "door-mask.png";
+        s.inpaint.maskBlur = 0;
+        s.strength = 0.6;
+        std::string text = writeA1111Parameters(s, {});
+        QVERIFY(text.find("Denoising strength: 0.6, Mask blur: 0") != std::string::npos);
+        QVERIFY(text.find("Mask mode") == std::string::npos);
+        QVERIFY(text.find("Masked content") == std::string::npos);
+        s.inpaint.invertMask = true;
+        s.inpaint.maskedContent = "latent noise";
+        text = writeA1111Parameters(s, {});
+        QVERIFY(text.find("Mask mode: Inpaint not masked, Masked content: latent noise") != std::string::npos);
+        auto info = parseA1111Parameters(text);
+        QCOMPARE(info.settings.inpaint.maskBlur, 0);
+        QVERIFY(info.settings.inpaint.invertMask);
+        QCOMPARE(info.settings.inpaint.maskedContent, std::string("latent noise"));
+        QVERIFY(!info.settings.inpaint.enabled());
+        QVERIFY(info.has("mask_blur") && info.has("invert_mask") && info.has("masked_content"));
+        // Without the mask, the values still read back as written.
+        QCOMPARE(parseA1111Parameters(writeA1111Parameters(info.settings, {})).settings.inpaint, info.settings.inpaint);
+        // txt2img writes none of them.
+        QVERIFY(writeA1111Parameters(api::GenerationSettings{}, {}).find("Mask") == std::string::npos);
+        // A1111's pixel "fill" is not one we compute: reported, the rest restored.
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Denoising strength: 0.75, Mask blur: 4, Masked content: fill");
+        QCOMPARE(info.settings.inpaint.maskedContent, std::string("original"));
+        QVERIFY(anyWarningContains(info, "Masked content: fill"));
+        QCOMPARE(info.settings.strength, 0.75);
+    }
+
     void rejectsUntrustedText() {
         QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string("Steps: 20, \xff\xfe, Seed: 1")));
         QVERIFY_THROWS_EXCEPTION(MetadataError, parseA1111Parameters(std::string("\xed\xa0\x80")));  // surrogate

@@ -27,6 +27,12 @@ Sidecar sample() {
     s.settings.batchSize = 2;
     s.settings.clipSkip = 2;
     s.settings.initImage = "/home/alice/in.png";
+    s.settings.initImageHash = std::string(64, 'a');
+    s.settings.inpaint.mask = "/home/alice/in-mask.png";
+    s.settings.inpaint.maskHash = std::string(64, 'b');
+    s.settings.inpaint.maskBlur = 9;
+    s.settings.inpaint.invertMask = true;
+    s.settings.inpaint.maskedContent = "latent nothing";
     s.settings.strength = 0.45;
     s.settings.preset = "6gb";
     s.modelName = "v1-5-pruned-emaonly.safetensors";
@@ -77,6 +83,7 @@ private slots:
         api::GenerationSettings want = s.settings;
         want.model = "v1-5-pruned-emaonly.safetensors";
         want.initImage = "in.png";
+        want.inpaint.mask = "in-mask.png";
         QCOMPARE(nlohmann::json(back.settings), nlohmann::json(want));
         QCOMPARE(back.modelName, s.modelName);
         QCOMPARE(back.modelHash, s.modelHash);

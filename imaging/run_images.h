@@ -1,0 +1,25 @@
+#pragma once
+// The pixels a run's settings name, read and prepared for the engine (core/api/run_images.h): the init image,
+// the inpainting mask as A1111 prepares it, and the ControlNets' control images.
+#include "core/api/generation_settings.h"
+#include "core/api/image.h"
+#include "core/api/run_images.h"
+
+#include <string>
+#include <vector>
+
+namespace dd::imaging {
+
+// A mask image as grey (Pillow's L: (19595 R + 38470 G + 7471 B + 2^15) >> 16, in R = G = B), brought to
+// width × height (bilinear, with a note in `notes` when it had another size), inverted if asked, and feathered
+// with A1111's "Mask blur": two separable OpenCV Gaussian passes of sigma `blur`, kernel 2·int(2.5·sigma + 0.5) + 1.
+// Throws std::invalid_argument naming `name` when nothing is left to repaint.
+api::Image prepareMask(const api::Image& mask, int width, int height, const api::InpaintSetting& inpaint,
+                       const std::string& name, std::vector<std::string>* notes = nullptr);
+
+// Reads what `s` names: s.initImage, s.inpaint.mask (prepared as above, at the init image's size) and the
+// control images; their SHA-256 go into initHash / maskHash, resize notes into notes. Throws
+// std::runtime_error or std::invalid_argument naming the file.
+api::RunImages readRunImages(const api::GenerationSettings& s);
+
+} // namespace dd::imaging

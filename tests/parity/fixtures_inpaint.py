@@ -1,0 +1,138 @@
+"""Inpainting reference: diffusers' StableDiffusionInpaintPipeline and StableDiffusionXLInpaintPipeline on tiny
+random-weight models, with CPU generators (seed + i), followed by diffusers' own VaeImageProcessor.apply_overlay
+(the step its docs add so that the kept pixels stay the init image's). Saves the final latents and the uint8
+images after the overlay. Models: the 4-channel tiny-sd1-e2e and tiny-sdxl-e2e that fixtures_pipeline.py writes,
+and a 9-channel inpainting UNet (diffusers' own inpainting test config) with tiny-sd1-e2e's VAE and text encoder.
+
+Also byte vectors for the pixel steps the engine reproduces: apply_overlay on random images and a soft mask, and
+A1111's mask blur (two separable Gaussian passes, kernel 2·int(2.5σ+0.5)+1) re-derived in numpy, since
+opencv-python is not pinned.
+
+Writes <outdir>/inpaint/tiny-sd1-inpaint-e2e/ (diffusers folder), cases.json + case_<n>.safetensors,
+images.safetensors (init, mask), overlay.safetensors, blur.safetensors.
+"""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import torch
+from diffusers import (StableDiffusionInpaintPipeline, StableDiffusionPipeline, StableDiffusionXLInpaintPipeline,
+                       StableDiffusionXLPipeline, UNet2DConditionModel)
+from diffusers.image_processor import VaeImageProcessor
+from PIL import Image
+from safetensors.torch import save_file
+
+OUT = pathlib.Path(sys.argv[1])
+DIR = OUT / "inpaint"
+PIPELINES = OUT / "pipeline"
+
+from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
+
+
+def inpainting_sd1():
+    base = StableDiffusionPipeline.from_pretrained(PIPELINES / "tiny-sd1-e2e")
+    torch.manual_seed(0)
+    unet = UNet2DConditionModel(block_out_channels=(32, 64), layers_per_block=2, sample_size=32, in_channels=9,
+                                out_channels=4, cross_attention_dim=32,
+                                down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+                                up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"))
+    pipe = StableDiffusionInpaintPipeline(unet=unet, vae=base.vae, text_encoder=base.text_encoder,
+                                          tokenizer=base.tokenizer, scheduler=base.scheduler, safety_checker=None,
+                                          feature_extractor=None, requires_safety_checker=False)
+    pipe.save_pretrained(DIR / "tiny-sd1-inpaint-e2e", safe_serialization=True)
+    return StableDiffusionInpaintPipeline.from_pretrained(DIR / "tiny-sd1-inpaint-e2e")
+
+
+def images(width, height):
+    rng = np.random.default_rng(11)
+    init = rng.integers(0, 256, size=(height, width, 3), dtype=np.uint8)
+    # A soft-edged, off-centre rectangle: values on both sides of the 128 threshold, so the binarization and the
+    # overlay's blend both show.
+    y, x = np.mgrid[0:height, 0:width]
+    inside = np.minimum.reduce([x - 10, 44 - x, y - 18, 52 - y]).astype(np.float32)
+    mask = np.clip(128 + inside * 24, 0, 255).astype(np.uint8)
+    return init, mask
+
+
+def run(pipe, case, init, mask):
+    cls, opts = SCHEDULERS[case["sampler"]]
+    pipe.scheduler = cls.from_config(pipe.scheduler.config, **opts)
+    kw = dict(prompt=case["prompt"], negative_prompt=case["negative"] or None, image=Image.fromarray(init),
+              mask_image=Image.fromarray(mask), height=case["height"], width=case["width"],
+              num_inference_steps=case["steps"], guidance_scale=case["cfg"], strength=case["strength"])
+    gens = lambda: [torch.Generator().manual_seed(case["seed"] + i) for i in range(case["batch"])]  # noqa: E731
+    latents = pipe(**kw, generator=gens(), output_type="latent").images
+    out = pipe(**kw, generator=gens(), output_type="pil").images
+    processor = VaeImageProcessor()
+    pasted = [np.array(processor.apply_overlay(Image.fromarray(mask), Image.fromarray(init), o)) for o in out]
+    return latents, torch.from_numpy(np.stack(pasted))
+
+
+def overlay_vectors():
+    rng = np.random.default_rng(3)
+    init, gen = (rng.integers(0, 256, size=(24, 40, 3), dtype=np.uint8) for _ in range(2))
+    mask = rng.integers(0, 256, size=(24, 40), dtype=np.uint8)
+    mask[:, :4], mask[:, -4:] = 0, 255  # the two ends exactly
+    out = VaeImageProcessor().apply_overlay(Image.fromarray(mask), Image.fromarray(init), Image.fromarray(gen))
+    save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in
+               dict(init=init, generated=gen, mask=mask, out=np.array(out)).items()}, DIR / "overlay.safetensors")
+
+
+def gaussian_pass(img, sigma, axis):
+    k = 2 * int(2.5 * sigma + 0.5) + 1
+    x = np.arange(k) - k // 2
+    w = np.exp(-(x ** 2) / (2 * sigma ** 2))
+    w /= w.sum()
+    r = k // 2
+    pad = [(0, 0), (0, 0)]
+    pad[axis] = (r, r)
+    padded = np.pad(img.astype(np.float64), pad, mode="reflect")  # numpy's reflect is OpenCV's BORDER_REFLECT_101
+    out = sum(w[i] * np.take(padded, np.arange(i, i + img.shape[axis]), axis=axis) for i in range(k))
+    return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+def blur_vectors():
+    y, x = np.mgrid[0:48, 0:64]
+    mask = (((x - 30) ** 2 + (y - 20) ** 2) < 180).astype(np.uint8) * 255
+    tensors = {"mask": torch.from_numpy(mask)}
+    for sigma in (1, 4, 11):
+        tensors[f"blur_{sigma}"] = torch.from_numpy(gaussian_pass(gaussian_pass(mask, sigma, 1), sigma, 0))
+    save_file(tensors, DIR / "blur.safetensors")
+
+
+def main():
+    DIR.mkdir(parents=True, exist_ok=True)
+    pipes = {
+        "tiny-sd1-e2e": StableDiffusionInpaintPipeline(**StableDiffusionPipeline.from_pretrained(PIPELINES / "tiny-sd1-e2e").components),
+        "tiny-sd1-inpaint-e2e": inpainting_sd1(),
+        "tiny-sdxl-e2e": StableDiffusionXLInpaintPipeline(**StableDiffusionXLPipeline.from_pretrained(PIPELINES / "tiny-sdxl-e2e").components),
+    }
+    for p in pipes.values():
+        p.set_progress_bar_config(disable=True)
+    folders = {"tiny-sd1-e2e": "../pipeline/tiny-sd1-e2e", "tiny-sd1-inpaint-e2e": "tiny-sd1-inpaint-e2e",
+               "tiny-sdxl-e2e": "../pipeline/tiny-sdxl-e2e"}
+    base = dict(prompt="a red door in a stone wall", negative="", seed=42, steps=6, cfg=7.5, width=64, height=64,
+                batch=1, strength=1.0)
+    cases = [
+        dict(base, model="tiny-sd1-e2e", sampler="Euler"),                    # 4-ch, pure noise, σ add_noise
+        dict(base, model="tiny-sd1-e2e", sampler="DDIM", strength=0.75),     # 4-ch, ᾱ add_noise by timestep
+        dict(base, model="tiny-sd1-e2e", sampler="Euler a", strength=0.75),  # 4-ch, steps draw from the generator
+        dict(base, model="tiny-sd1-inpaint-e2e", sampler="PLMS"),            # 9-ch, no init sample at strength 1
+        dict(base, model="tiny-sd1-inpaint-e2e", sampler="Euler a", strength=0.6, negative="blurry"),
+        dict(base, model="tiny-sd1-inpaint-e2e", sampler="DPM++ 2M", cfg=1.0, strength=0.8),
+        dict(base, model="tiny-sdxl-e2e", sampler="Euler", cfg=5.0, strength=0.8),
+    ]
+    init, mask = images(base["width"], base["height"])
+    save_file({"init": torch.from_numpy(init), "mask": torch.from_numpy(mask)}, DIR / "images.safetensors")
+    for n, case in enumerate(cases):
+        latents, pasted = run(pipes[case["model"]], case, init, mask)
+        save_file({"latents": latents.contiguous(), "images": pasted.contiguous()}, DIR / f"case_{n}.safetensors")
+        case["folder"] = folders[case["model"]]
+    (DIR / "cases.json").write_text(json.dumps(cases, indent=1))
+    overlay_vectors()
+    blur_vectors()
+
+
+if __name__ == "__main__":
+    main()
