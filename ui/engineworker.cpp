@@ -6,8 +6,8 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
-#include "imaging/control_preprocess.h"
 #include "imaging/png.h"
+#include "imaging/run_images.h"
 #include "ui/modelinspector.h"
 #include "ui/previewcadence.h"
 #include "ui/threadpriority.h"
@@ -85,8 +85,8 @@ void EngineWorker::generate(const api::GenerationSettings& settings) {
     m_cancel.reset();
     try {
         SignalObserver observer(this, m_previewBudget.load());
-        // Control images are read and preprocessed here, on the worker thread (imaging/control_preprocess).
-        auto result = engine().generate(settings, m_cancel, &observer, nullptr, imaging::prepareControlImages(settings));
+        // The init image, mask and control images are read and prepared here, on the worker thread.
+        auto result = engine().generate(settings, m_cancel, &observer, imaging::readRunImages(settings));
         emit finished(result, observer.stats());
     } catch (const std::exception& e) {
         emit failed(QString::fromStdString(api::failureMessage(e)));
@@ -191,11 +191,9 @@ void EngineWorker::verify(const QString& file, const QStringList& modelFolders) 
         std::vector<std::string> folders;
         for (const QString& f : modelFolders) folders.push_back(f.toStdString());
         compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, {}, folders);
-        std::optional<api::Image> init;
-        if (!input.initImagePath.empty()) init = imaging::readImage(input.initImagePath);
         if (!input.imagePath.empty()) input.recorded.images[0].image = imaging::readImage(input.imagePath);
         SignalObserver observer(this, m_previewBudget.load());
-        const compare::VerifyReport report = compare::verify(engine(), input.recorded, m_cancel, &observer, init ? &*init : nullptr);
+        const compare::VerifyReport report = compare::verify(engine(), input.recorded, m_cancel, &observer, imaging::readRunImages(input.recorded.settings));
         out.identical = report.identical;
         out.report = QString::fromStdString(compare::describe(report));
         if (!report.images.empty()) {

@@ -4,6 +4,7 @@
 #include "core/resources.h"
 #include "ui/compareview.h"
 #include "ui/controlnetpanel.h"
+#include "ui/imageinputpanel.h"
 #include "ui/dialoghooks.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
     m_controlNet = new ControlNetPanel(this);
+    m_imageInput = new ImageInputPanel(this);
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
@@ -109,7 +111,16 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     settingsLayout->addWidget(m_restoreNotice);
     settingsLayout->addWidget(m_pasteNotice);
     settingsLayout->addWidget(m_panel);
-    // ControlNet folds away like the refiner: its group's checkbox says whether it is used.
+    // Starting from an image and ControlNet fold away like the refiner: each group's checkbox says whether it is used.
+    auto* imageSection = new Section(tr("Start from an image"), m_imageInput, this);
+    imageSection->setObjectName("imageInputSection");
+    auto imageSummary = [this, imageSection] { imageSection->setSummary(m_imageInput->summary()); };
+    connect(m_imageInput, &ImageInputPanel::changed, imageSection, imageSummary);
+    connect(m_imageInput, &QGroupBox::toggled, imageSection, [imageSection](bool on) {
+        if (on) imageSection->setExpanded(true);
+    });
+    imageSummary();
+    settingsLayout->addWidget(imageSection);
     auto* controlNetSection = new Section(tr("ControlNet"), m_controlNet, this);
     auto controlNetSummary = [this, controlNetSection] {
         controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off"));
@@ -246,6 +257,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_panel, &PromptPanel::shapeChanged, this, &MainWindow::updatePrediction);
     connect(m_panel->promptEdit(), &QPlainTextEdit::textChanged, this, &MainWindow::checkPastedParameters);
     connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
+    connect(m_imageInput, &ImageInputPanel::changed, this, &MainWindow::updatePrediction);
     // The queue: requests to its thread, snapshots back.
     m_queue = std::make_unique<ServiceThread<QueueService>>("queue", queueFile());
     auto* service = m_queue->service();
@@ -343,6 +355,7 @@ api::GenerationSettings MainWindow::currentSettings() const {
     api::GenerationSettings s = m_panel->settings();
     s.model = m_picker->currentModel().toStdString();
     s.controlnets = m_controlNet->controlnets();
+    m_imageInput->apply(s);
     if (m_preset) {
         s.preset = m_preset->name;
         s.plan = m_preset->plan;

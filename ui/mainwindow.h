@@ -40,6 +40,7 @@ struct LibraryItem;
 class ModelPicker;
 class PreviewView;
 class ControlNetPanel;
+class ImageInputPanel;
 class PromptPanel;
 class QueueView;
 class RunController;
@@ -63,6 +64,7 @@ public:
 
     PromptPanel* promptPanel() const { return m_panel; }
     ControlNetPanel* controlNetPanel() const { return m_controlNet; }
+    ImageInputPanel* imageInputPanel() const { return m_imageInput; }
     PreviewView* previewView() const { return m_preview; }
     VramGauge* gauge() const { return m_gauge; }
     LibraryPanel* libraryPanel() const { return m_library; }
@@ -141,6 +143,7 @@ private:
     void keepResult(const QString& jobId, const api::GenerationResult& result, double wallSeconds);
     void showLibraryImage(const LibraryItem& item);
     void useFromFile(const QString& path, bool promptOnly);
+    void sendToImg2Img(const QString& path);
     void applyRestoredSettings(const api::GenerationSettings& s);
     void checkPastedParameters();
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
@@ -159,6 +162,7 @@ private:
     ModelPicker* m_picker;
     PromptPanel* m_panel;
     ControlNetPanel* m_controlNet;
+    ImageInputPanel* m_imageInput;
     PreviewView* m_preview;
     VramGauge* m_gauge;
     QLabel* m_modelBanner;

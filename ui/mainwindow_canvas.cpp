@@ -58,6 +58,8 @@ QWidget* MainWindow::buildCanvas() {
     add("canvasUseSeed", tr("Use seed"), tr("Only this image's seed into the panel"), [this, shown] { useFromFile(shown(), false); }, true);
     add("canvasUsePrompt", tr("Use prompt"), tr("Only this image's prompt and negative prompt"),
         [this, shown] { useFromFile(shown(), true); }, true);
+    add("canvasSendToImg2Img", tr("Send to img2img"), tr("Start the next run from this image; add a mask to inpaint"),
+        [this, shown] { sendToImg2Img(shown()); }, true);
     add("canvasCompare", tr("Compare with…"), tr("This image beside any other: settings, PSNR / SSIM, heatmap"),
         [this, shown] { compareWith(shown()); }, true);
     add("canvasVerify", tr("Verify"), tr("Rerun this image's settings and compare the pixels, hash for hash"),

@@ -115,6 +115,12 @@ bool MainWindow::restoreFromFile(const QString& path) {
         s.model = current.model;  // metadata never names a local path: the open model stays
         s.plan = current.plan;
         s.preset = current.preset;
+        // Metadata names the init image and the mask by file name: they are looked for next to the file (kept as
+        // names when absent, so Generate says which file is missing).
+        const std::string folder = QFileInfo(path).absolutePath().toStdString();
+        for (std::string* name : {&s.initImage, &s.inpaint.mask})
+            if (!name->empty())
+                if (const auto inside = settings::resolveInsideFolder(folder, *name)) *name = *inside;
         applyRestoredSettings(s);
         m_panel->setRandomSeed(false);
         QString message = tr("Settings from %1 (%2)").arg(QFileInfo(path).fileName(), QString::fromStdString(r.source));

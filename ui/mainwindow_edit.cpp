@@ -2,6 +2,7 @@
 // A1111 parameter block offers to become settings, and the shortcuts are listed.
 #include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
+#include "ui/imageinputpanel.h"
 #include "ui/mainwindow.h"
 #include "ui/promptpanel.h"
 
@@ -22,9 +23,11 @@ namespace dd::ui {
 void MainWindow::applyRestoredSettings(const api::GenerationSettings& s) {
     api::GenerationSettings before = m_panel->settings();
     before.controlnets = m_controlNet->controlnets();
+    m_imageInput->apply(before);
     m_undoRestores.push_back(before);
     if (m_undoRestores.size() > 20) m_undoRestores.erase(m_undoRestores.begin());
     m_panel->setSettings(s);
+    m_imageInput->setFrom(s);
 }
 
 void MainWindow::undoRestore() {
@@ -36,6 +39,7 @@ void MainWindow::undoRestore() {
     m_undoRestores.pop_back();
     m_panel->setSettings(s);
     m_controlNet->setControlNets(s.controlnets);
+    m_imageInput->setFrom(s);
     statusBar()->showMessage(tr("Restore undone"), 3000);
 }
 
@@ -62,6 +66,8 @@ void MainWindow::applyPastedParameters() {
     s.model = current.model;
     s.plan = current.plan;
     s.preset = current.preset;
+    s.initImage = current.initImage;  // A1111 text names no files: the picture being reworked stays
+    s.inpaint.mask = current.inpaint.mask;
     // What was in the box before the paste is the undo point, not the pasted block.
     applyRestoredSettings(s);
     m_panel->setRandomSeed(false);

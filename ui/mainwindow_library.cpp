@@ -1,6 +1,7 @@
 // MainWindow: keeping images (autosave through the library thread), the library panel, and what can be done
 // with the image on the canvas or in the library (save as, copy, use its settings, seed or prompt, compare).
 #include "ui/librarypanel.h"
+#include "ui/imageinputpanel.h"
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
 #include "ui/previewview.h"
@@ -60,6 +61,7 @@ QDockWidget* MainWindow::buildLibrary() {
     connect(m_library, &LibraryPanel::restoreRequested, this, &MainWindow::restoreFromFile);
     connect(m_library, &LibraryPanel::useSeedRequested, this, [this](const QString& path) { useFromFile(path, false); });
     connect(m_library, &LibraryPanel::usePromptRequested, this, [this](const QString& path) { useFromFile(path, true); });
+    connect(m_library, &LibraryPanel::sendToImg2ImgRequested, this, &MainWindow::sendToImg2Img);
     connect(m_library, &LibraryPanel::compareRequested, this, &MainWindow::compareFiles);
     connect(m_library, &LibraryPanel::compareWithRequested, this, &MainWindow::compareWith);
     connect(m_library, &LibraryPanel::verifyRequested, this, &MainWindow::verifyFile);
@@ -94,6 +96,7 @@ void MainWindow::useFromFile(const QString& path, bool promptOnly) {
     try {
         const auto r = settings::restoreFromFile(path.toStdString());
         api::GenerationSettings s = m_panel->settings();
+        m_imageInput->apply(s);
         if (promptOnly) {
             s.prompt = r.settings.prompt;
             s.negativePrompt = r.settings.negativePrompt;
@@ -107,6 +110,13 @@ void MainWindow::useFromFile(const QString& path, bool promptOnly) {
     } catch (const std::exception& e) {
         statusBar()->showMessage(QString::fromStdString(e.what()), 8000);
     }
+}
+
+void MainWindow::sendToImg2Img(const QString& path) {
+    if (path.isEmpty()) return;
+    m_imageInput->useImage(path);
+    statusBar()->showMessage(tr("%1 is the next run's starting image: set the strength, or add a mask to repaint part of it")
+                                 .arg(QFileInfo(path).fileName()), 8000);
 }
 
 // Two saved images, from any day or model, in the compare view (settings diff, PSNR / SSIM, heatmap).

@@ -10,6 +10,7 @@
 #include "core/settings/sidecar.h"
 #include "ui/apppreferences.h"
 #include "ui/dialoghooks.h"
+#include "ui/imageinputpanel.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
@@ -22,6 +23,7 @@
 #include <QDialog>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
@@ -281,6 +283,56 @@ private slots:
         QVERIFY2(!QFile::exists(files.at(2)), qPrintable(files.at(2)));
         QVERIFY2(!QFile::exists(files.at(3)), qPrintable(files.join(" ")));
         QVERIFY(QFile::exists(files.at(0)));
+    }
+
+    // Rework an image from the window: Send to img2img, a mask from elsewhere, Generate. The result keeps the
+    // init image's pixels where the mask is black, a copy of the mask beside it (not a library image), and
+    // Verify reruns it identically from those files.
+    void sendToImg2ImgAndInpaint() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
+        auto* panel = w.findChild<QGroupBox*>("imageInputPanel");
+        QVERIFY(panel->isChecked());
+        QCOMPARE(w.findChild<QLineEdit*>("initImage")->text(), source);
+        QVERIFY(w.currentSettings().initImage == source.toStdString());
+
+        QTemporaryDir elsewhere;
+        dd::api::Image mask{64, 64, std::vector<uint8_t>(64 * 64 * 3, 0)};
+        std::fill(mask.rgb.begin(), mask.rgb.begin() + 64 * 3 * 24, uint8_t(255));  // the top 24 rows repaint
+        const QString maskFile = elsewhere.filePath("sky.png");
+        dd::imaging::writePng(maskFile.toStdString(), mask);
+        w.findChild<QLineEdit*>("maskImage")->setText(maskFile);
+        w.findChild<QDoubleSpinBox*>("strength")->setValue(0.9);
+        w.findChild<QSpinBox*>("maskBlur")->setValue(2);
+        QCOMPARE(w.imageInputPanel()->summary(), QString("inpaint 0.90"));  // what the folded section shows
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        const QString keptMask = QString::fromStdString(dd::settings::sourcePathFor(files.at(0).toStdString(), "mask", "sky.png"));
+        QCOMPARE(QString::fromStdString(made.settings.inpaint.mask), QFileInfo(keptMask).fileName());
+        QCOMPARE(fileBytes(keptMask), fileBytes(maskFile));
+        QCOMPARE(QString::fromStdString(made.settings.initImage), QFileInfo(source).fileName());  // already beside it
+        const auto before = dd::imaging::readImage(source.toStdString()), after = dd::imaging::readImage(files.at(0).toStdString());
+        QVERIFY(std::equal(after.rgb.end() - 64 * 3 * 30, after.rgb.end(), before.rgb.end() - 64 * 3 * 30));
+        QVERIFY(after.rgb != before.rgb);
+        auto* model = w.libraryPanel()->model();
+        QTRY_COMPARE(model->rowCount(), 2);  // the two images; the kept mask is not one
+
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        w.findChild<QAction*>("canvasVerify")->trigger();
+        QVERIFY(finished.wait(120000));
+        QVERIFY2(w.lastVerify() && w.lastVerify()->error.isEmpty(), qPrintable(w.lastVerify() ? w.lastVerify()->error : QString()));
+        QVERIFY2(w.lastVerify()->identical, qPrintable(w.lastVerify()->report));
+
+        // Use settings on the result brings the image input back, found beside the file.
+        panel->setChecked(false);
+        QVERIFY(w.restoreFromFile(files.at(0)));
+        QVERIFY(panel->isChecked());
+        QCOMPARE(QFileInfo(w.findChild<QLineEdit*>("maskImage")->text()).canonicalFilePath(), QFileInfo(keptMask).canonicalFilePath());
     }
 
     void favouritesRatingsFiltersAndAWatchedFolder() {

@@ -1,0 +1,115 @@
+#include "ui/imageinputpanel.h"
+
+#include "ui/dialoghooks.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+
+namespace dd::ui {
+
+ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an image"), parent) {
+    setObjectName("imageInputPanel");
+    setCheckable(true);
+    setChecked(false);
+    const QString images = tr("Images (*.png *.jpg *.jpeg *.webp)");
+    m_image = new QLineEdit;
+    m_image->setObjectName("initImage");
+    m_image->setPlaceholderText(tr("the picture to rework"));
+    m_mask = new QLineEdit;
+    m_mask->setObjectName("maskImage");
+    m_mask->setPlaceholderText(tr("none: rework the whole picture"));
+    m_mask->setToolTip(tr("White repaints, black keeps (inpainting)"));
+    m_strength = new QDoubleSpinBox;
+    m_strength->setObjectName("strength");
+    m_strength->setRange(0.01, 1.0);
+    m_strength->setSingleStep(0.05);
+    m_strength->setValue(api::GenerationSettings().strength);
+    m_strength->setToolTip(tr("Denoising strength: how much of the picture is repainted"));
+    m_maskBlur = new QSpinBox;
+    m_maskBlur->setObjectName("maskBlur");
+    m_maskBlur->setRange(0, 64);
+    m_maskBlur->setValue(api::InpaintSetting().maskBlur);
+    m_maskBlur->setSuffix(tr(" px"));
+    m_maskBlur->setToolTip(tr("Feathers the mask's edge so the seam disappears (A1111's Mask blur)"));
+    m_invert = new QCheckBox(tr("Repaint where the mask is black"));
+    m_invert->setObjectName("invertMask");
+    m_content = new QComboBox;
+    m_content->setObjectName("maskedContent");
+    m_content->addItems({"original", "latent noise", "latent nothing"});
+    m_content->setToolTip(tr("What the repainted area starts from"));
+
+    auto row = [this](QLineEdit* edit, const QString& caption, const QString& filter) {
+        auto* box = new QHBoxLayout;
+        auto* browse = new QPushButton(tr("…"));
+        browse->setMaximumWidth(32);
+        connect(browse, &QPushButton::clicked, this, [=, this] {
+            const QString path = chooseOpenPath(this, caption, filter, false, "initImage");
+            if (!path.isEmpty()) edit->setText(path);
+        });
+        box->addWidget(edit, 1);
+        box->addWidget(browse);
+        return box;
+    };
+    auto* form = new QFormLayout(this);
+    form->addRow(tr("Image"), row(m_image, tr("Image to start from"), images));
+    form->addRow(tr("Strength"), m_strength);
+    form->addRow(tr("Mask"), row(m_mask, tr("Inpainting mask"), images));
+    form->addRow(tr("Mask blur"), m_maskBlur);
+    form->addRow(QString(), m_invert);
+    form->addRow(tr("Masked area"), m_content);
+
+    const auto updateMaskFields = [this] {
+        const bool mask = !m_mask->text().trimmed().isEmpty();
+        for (QWidget* w : std::initializer_list<QWidget*>{m_maskBlur, m_invert, m_content}) w->setEnabled(mask);
+    };
+    connect(m_mask, &QLineEdit::textChanged, this, updateMaskFields);
+    updateMaskFields();
+    for (QLineEdit* e : {m_image, m_mask}) connect(e, &QLineEdit::textChanged, this, &ImageInputPanel::changed);
+    connect(m_strength, &QDoubleSpinBox::valueChanged, this, &ImageInputPanel::changed);
+    connect(this, &QGroupBox::toggled, this, &ImageInputPanel::changed);
+}
+
+void ImageInputPanel::apply(api::GenerationSettings& s) const {
+    const QString image = m_image->text().trimmed();
+    if (!isChecked() || image.isEmpty()) {
+        s.initImage.clear();
+        s.inpaint = {};
+        return;
+    }
+    s.initImage = image.toStdString();
+    s.strength = m_strength->value();
+    s.inpaint.mask = m_mask->text().trimmed().toStdString();
+    s.inpaint.maskBlur = m_maskBlur->value();
+    s.inpaint.invertMask = m_invert->isChecked();
+    s.inpaint.maskedContent = m_content->currentText().toStdString();
+}
+
+void ImageInputPanel::setFrom(const api::GenerationSettings& s) {
+    m_image->setText(QString::fromStdString(s.initImage));
+    m_strength->setValue(s.strength);
+    m_mask->setText(QString::fromStdString(s.inpaint.mask));
+    m_maskBlur->setValue(s.inpaint.maskBlur);
+    m_invert->setChecked(s.inpaint.invertMask);
+    m_content->setCurrentText(QString::fromStdString(s.inpaint.maskedContent));
+    setChecked(!s.initImage.empty());
+}
+
+void ImageInputPanel::useImage(const QString& path) {
+    m_image->setText(path);
+    m_mask->clear();
+    setChecked(true);
+}
+
+QString ImageInputPanel::summary() const {
+    if (!isChecked() || m_image->text().trimmed().isEmpty()) return tr("off");
+    const QString kind = m_mask->text().trimmed().isEmpty() ? tr("img2img") : tr("inpaint");
+    return kind + " " + QString::number(m_strength->value(), 'f', 2);
+}
+
+} // namespace dd::ui

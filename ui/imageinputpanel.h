@@ -1,0 +1,41 @@
+#pragma once
+// Start from an image (docs/inpainting.md): the init image and the denoising strength (img2img), and a mask that
+// limits the repaint to its white part (inpainting) with A1111's mask options. A checkable group: unchecked
+// means txt2img.
+#include "core/api/generation_settings.h"
+
+#include <QGroupBox>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace dd::ui {
+
+class ImageInputPanel : public QGroupBox {
+    Q_OBJECT
+public:
+    explicit ImageInputPanel(QWidget* parent = nullptr);
+    // Writes the panel's fields into `s` (clears them when unchecked).
+    void apply(api::GenerationSettings& s) const;
+    // Shows what `s` holds: checked when it names an init image.
+    void setFrom(const api::GenerationSettings& s);
+    // "Send to img2img": `path` becomes the init image, the mask is cleared, the group is switched on.
+    void useImage(const QString& path);
+    // "off", "img2img 0.75", "inpaint 0.75": the folded section's summary.
+    QString summary() const;
+
+signals:
+    void changed();
+
+private:
+    QLineEdit *m_image, *m_mask;
+    QDoubleSpinBox* m_strength;
+    QSpinBox* m_maskBlur;
+    QCheckBox* m_invert;
+    QComboBox* m_content;
+};
+
+} // namespace dd::ui
