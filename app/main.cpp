@@ -21,6 +21,8 @@
 #include <QPlainTextEdit>
 #include <QSemaphore>
 #include <QLineEdit>
+#include <QMouseEvent>
+#include <QAction>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -135,6 +137,29 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     window.previewView()->setZoom(2.5);
     wait(300);
     ok = save(&window, dir, "viewer.png") && ok;
+    // A mask painted over that image (one stroke across its middle), then the inpainting it makes.
+    window.previewView()->fitToView();
+    if (auto* paint = window.findChild<QAction*>("canvasPaintMask")) paint->trigger();
+    if (auto* size = window.findChild<QSpinBox*>("brushSize")) size->setValue(window.previewView()->image().width() / 4);
+    auto* canvas = window.previewView();
+    const QPointF middle = QRectF(canvas->rect()).center() - QPointF(0, 12);
+    const QPointF from = middle - QPointF(canvas->width() / 6.0, 0), to = middle + QPointF(canvas->width() / 6.0, -canvas->height() / 10.0);
+    auto mouse = [&](QEvent::Type type, QPointF at, Qt::MouseButtons held) {
+        QMouseEvent e(type, at, canvas->mapToGlobal(at), Qt::LeftButton, held, Qt::NoModifier);
+        QCoreApplication::sendEvent(canvas, &e);
+    };
+    mouse(QEvent::MouseButtonPress, from, Qt::LeftButton);
+    for (int i = 1; i <= 8; ++i) mouse(QEvent::MouseMove, from + (to - from) * (i / 8.0), Qt::LeftButton);
+    mouse(QEvent::MouseButtonRelease, to, Qt::NoButton);
+    mouse(QEvent::MouseMove, to, Qt::NoButton);  // the brush circle where the stroke ended
+    panel->findChild<QSpinBox*>("batchSize")->setValue(1);
+    wait(300);
+    ok = save(&window, dir, "mask-editor.png") && ok;
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    window.startGeneration();
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "inpainting.png") && ok;
     return ok ? 0 : 1;
 }
 

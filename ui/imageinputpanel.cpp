@@ -106,6 +106,8 @@ void ImageInputPanel::useImage(const QString& path) {
     setChecked(true);
 }
 
+void ImageInputPanel::setMask(const QString& path) { m_mask->setText(path); }
+
 QString ImageInputPanel::summary() const {
     if (!isChecked() || m_image->text().trimmed().isEmpty()) return tr("off");
     const QString kind = m_mask->text().trimmed().isEmpty() ? tr("img2img") : tr("inpaint");

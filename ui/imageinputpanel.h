@@ -24,6 +24,7 @@ public:
     void setFrom(const api::GenerationSettings& s);
     // "Send to img2img": `path` becomes the init image, the mask is cleared, the group is switched on.
     void useImage(const QString& path);
+    void setMask(const QString& path);  // a painted mask's file ("" = none)
     // "off", "img2img 0.75", "inpaint 0.75": the folded section's summary.
     QString summary() const;
 

@@ -5,6 +5,7 @@
 #include "ui/compareview.h"
 #include "ui/controlnetpanel.h"
 #include "ui/imageinputpanel.h"
+#include "ui/masklayer.h"
 #include "ui/dialoghooks.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"

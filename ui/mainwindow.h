@@ -29,6 +29,8 @@ class QLabel;
 class QProgressBar;
 class QAction;
 class QPushButton;
+class QSpinBox;
+class QToolBar;
 class QTimer;
 
 namespace dd::ui {
@@ -41,6 +43,7 @@ class ModelPicker;
 class PreviewView;
 class ControlNetPanel;
 class ImageInputPanel;
+class MaskLayer;
 class PromptPanel;
 class QueueView;
 class RunController;
@@ -137,6 +140,9 @@ private:
     void buildMenus();
     QDockWidget* buildLibrary();
     QWidget* buildCanvas();
+    QToolBar* buildMaskBar(QWidget* canvas);
+    void setPaintingMask(bool on);
+    void saveMask();
     void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images, const QString& jobId);
     void updateImageActions();
     void onVerified(const VerifyOutcome& outcome);
@@ -184,6 +190,12 @@ private:
     QList<QAction*> m_imageActions;  // the canvas bar's actions that need a saved image
     QLabel* m_zoomLabel;
     QAction* m_gridAction;
+    QAction* m_paintMask = nullptr;
+    QToolBar* m_maskBar = nullptr;
+    QSpinBox *m_brushSize, *m_brushHardness;
+    QAction* m_eraser;
+    std::unique_ptr<MaskLayer> m_maskLayer;  // the mask being painted, for the image m_maskFor
+    QString m_maskFor;
     std::optional<VerifyOutcome> m_lastVerify;
     QLabel* m_pasteNotice;
     std::vector<api::GenerationSettings> m_undoRestores;          // before each restore, newest last

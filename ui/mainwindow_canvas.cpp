@@ -60,6 +60,9 @@ QWidget* MainWindow::buildCanvas() {
         [this, shown] { useFromFile(shown(), true); }, true);
     add("canvasSendToImg2Img", tr("Send to img2img"), tr("Start the next run from this image; add a mask to inpaint"),
         [this, shown] { sendToImg2Img(shown()); }, true);
+    m_paintMask = add("canvasPaintMask", tr("Paint mask"), tr("Paint where this image should be repainted (inpainting)"), [] {}, true);
+    m_paintMask->setCheckable(true);
+    connect(m_paintMask, &QAction::toggled, this, &MainWindow::setPaintingMask);
     add("canvasCompare", tr("Compare with…"), tr("This image beside any other: settings, PSNR / SSIM, heatmap"),
         [this, shown] { compareWith(shown()); }, true);
     add("canvasVerify", tr("Verify"), tr("Rerun this image's settings and compare the pixels, hash for hash"),
@@ -73,6 +76,8 @@ QWidget* MainWindow::buildCanvas() {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(bar);
+    m_maskBar = buildMaskBar(canvas);
+    layout->addWidget(m_maskBar);
     layout->addWidget(m_preview, 1);
     connect(m_preview, &PreviewView::zoomChanged, this, &MainWindow::updateImageActions);
     connect(m_preview, &PreviewView::currentChanged, this, &MainWindow::updateImageActions);
@@ -86,6 +91,8 @@ QString MainWindow::shownImageFile() const { return m_shownFiles.value(std::max(
 void MainWindow::updateImageActions() {
     const bool saved = !shownImageFile().isEmpty();
     for (QAction* a : m_imageActions) a->setEnabled(saved);
+    // The mask belongs to one image: another one on the canvas ends the painting.
+    if (m_paintMask->isChecked() && (shownImageFile() != m_maskFor || m_preview->currentIndex() < 0)) m_paintMask->setChecked(false);
     m_gridAction->setVisible(m_preview->isFinal() && m_preview->imageCount() > 1);
     m_gridAction->setEnabled(m_preview->currentIndex() >= 0);
     m_zoomLabel->setText(m_preview->isFinal() && !m_preview->showsGrid() && m_preview->imageCount() > 0

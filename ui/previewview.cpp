@@ -1,10 +1,13 @@
 #include "ui/previewview.h"
 
+#include "ui/masklayer.h"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 
 namespace dd::ui {
@@ -154,6 +157,7 @@ void PreviewView::paintEvent(QPaintEvent*) {
         p.save();
         p.setClipRect(pane);
         p.drawImage(m_view.imageRect(pane, image().size()), image());
+        if (painting()) paintMask(p, pane);
         p.restore();
     }
     const QRect strip(0, pane.bottom() + 1, width(), height() - pane.height());
@@ -178,10 +182,30 @@ void PreviewView::wheelEvent(QWheelEvent* e) {
 void PreviewView::mousePressEvent(QMouseEvent* e) {
     m_dragFrom = e->position();
     m_dragged = false;
+    if (painting() && (e->button() == Qt::LeftButton || e->button() == Qt::RightButton)) {
+        m_stroking = true;
+        m_strokeErases = m_eraser != (e->button() == Qt::RightButton);
+        m_strokeAt = m_view.toImage(picturePane(), e->position());
+        m_mask->beginStroke();
+        m_mask->strokeTo(m_strokeAt, m_strokeAt, m_brushRadius, m_brushHardness, m_strokeErases);
+        maskChanged();
+    }
 }
 
 void PreviewView::mouseMoveEvent(QMouseEvent* e) {
-    if (!(e->buttons() & Qt::LeftButton) || !zoomable()) return;
+    if (painting()) {
+        m_cursor = e->position();
+        if (m_stroking) {
+            const QPointF at = m_view.toImage(picturePane(), e->position());
+            m_mask->strokeTo(m_strokeAt, at, m_brushRadius, m_brushHardness, m_strokeErases);
+            m_strokeAt = at;
+            maskChanged();
+            return;
+        }
+        update();
+    }
+    const Qt::MouseButton panButton = painting() ? Qt::MiddleButton : Qt::LeftButton;
+    if (!(e->buttons() & panButton) || !zoomable()) return;
     const QPointF delta = e->position() - m_dragFrom;
     if (!m_dragged && delta.manhattanLength() < 3) return;
     m_dragged = true;
@@ -192,6 +216,11 @@ void PreviewView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void PreviewView::mouseReleaseEvent(QMouseEvent* e) {
+    if (m_stroking) {
+        m_stroking = false;
+        emit maskEdited();
+        return;
+    }
     if (m_dragged || e->button() != Qt::LeftButton) return;
     const int cell = cellAt(e->position().toPoint());
     if (cell >= 0) setCurrentIndex(cell);
@@ -210,6 +239,11 @@ void PreviewView::step(int delta) {
 }
 
 void PreviewView::keyPressEvent(QKeyEvent* e) {
+    if (painting() && (e->key() == Qt::Key_BracketLeft || e->key() == Qt::Key_BracketRight)) {
+        setBrush(m_brushRadius * (e->key() == Qt::Key_BracketRight ? 1.25 : 0.8), m_brushHardness, m_eraser);
+        emit brushRadiusChanged(m_brushRadius);
+        return;
+    }
     switch (e->key()) {
     case Qt::Key_Left: step(-1); break;
     case Qt::Key_Right: step(+1); break;
@@ -220,6 +254,57 @@ void PreviewView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Minus: if (zoomable()) setZoom(m_view.zoom / 1.25); break;
     case Qt::Key_G: setCurrentIndex(-1); break;
     default: QWidget::keyPressEvent(e);
+    }
+}
+
+void PreviewView::leaveEvent(QEvent*) {
+    m_cursor = {-1, -1};
+    update();
+}
+
+bool PreviewView::painting() const { return m_mask && zoomable() && m_mask->size() == image().size(); }
+
+void PreviewView::setMaskLayer(MaskLayer* mask) {
+    m_mask = mask;
+    m_stroking = false;
+    setMouseTracking(mask != nullptr);
+    setCursor(mask ? Qt::CrossCursor : Qt::ArrowCursor);
+    maskChanged();
+}
+
+void PreviewView::setBrush(double radius, double hardness, bool erase) {
+    m_brushRadius = std::clamp(radius, 1.0, 1024.0);
+    m_brushHardness = std::clamp(hardness, 0.0, 1.0);
+    m_eraser = erase;
+    update();
+}
+
+void PreviewView::maskChanged() {
+    m_tintStale = true;
+    update();
+}
+
+void PreviewView::paintMask(QPainter& p, const QRect& pane) {
+    if (m_tintStale) {
+        // Red where the mask repaints, as strong as the mask, at most half opaque: the picture stays readable.
+        const QImage& mask = m_mask->image();
+        m_tint = QImage(mask.size(), QImage::Format_ARGB32_Premultiplied);
+        for (int y = 0; y < mask.height(); ++y) {
+            const uchar* in = mask.constScanLine(y);
+            auto* out = reinterpret_cast<QRgb*>(m_tint.scanLine(y));
+            for (int x = 0; x < mask.width(); ++x) out[x] = qPremultiply(qRgba(255, 40, 40, in[x] * 140 / 255));
+        }
+        m_tintStale = false;
+    }
+    p.drawImage(m_view.imageRect(pane, m_tint.size()), m_tint);
+    if (m_cursor.x() >= 0) {
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setBrush(Qt::NoBrush);
+        const double r = m_brushRadius * m_view.zoom;
+        p.setPen(QPen(Qt::black, 3));
+        p.drawEllipse(m_cursor, r, r);
+        p.setPen(QPen(m_eraser ? QColor(120, 200, 255) : QColor(Qt::white), 1));
+        p.drawEllipse(m_cursor, r, r);
     }
 }
 

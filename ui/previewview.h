@@ -4,6 +4,8 @@
 // batch shows as a grid first, and a click opens one of its images (G or a double-click: the grid again). A caption
 // under the picture says which image it is (seed and prompt). Left / Right step through a batch; past its ends,
 // or for a single image, they ask the window for the previous / next result (stepRequested).
+// With a mask layer (setMaskLayer) the shown image is painted on: the left button paints the mask, the right
+// button erases, the middle button pans; the mask shows as a red tint and the brush as a circle.
 #include "ui/viewtransform.h"
 
 #include <QImage>
@@ -12,6 +14,8 @@
 #include <QWidget>
 
 namespace dd::ui {
+
+class MaskLayer;
 
 class PreviewView : public QWidget {
     Q_OBJECT
@@ -38,12 +42,22 @@ public:
     void setZoom(double zoom);                   // about the picture's centre
     void fitToView();
 
+    // Painting a mask over the shown image (nullptr: off). The view does not own the layer; a layer of another
+    // size than the shown image is not drawn or painted.
+    void setMaskLayer(MaskLayer* mask);
+    MaskLayer* maskLayer() const { return m_mask; }
+    void setBrush(double radius, double hardness, bool erase);
+    double brushRadius() const { return m_brushRadius; }
+    void maskChanged();  // the layer was edited from outside (invert, clear, undo): draw it again
+
     QSize sizeHint() const override { return {512, 512}; }
 
 signals:
     void currentChanged(int index);   // the batch image shown alone, -1 for the grid
     void stepRequested(int delta);    // -1 / +1: the previous / next result, from the window's list
     void zoomChanged(double zoom);
+    void maskEdited();                // a stroke ended
+    void brushRadiusChanged(double radius);  // [ and ] while painting
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -54,11 +68,14 @@ protected:
     void mouseReleaseEvent(QMouseEvent* e) override;
     void mouseDoubleClickEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
+    void leaveEvent(QEvent*) override;
 
 private:
     QRect picturePane() const;        // the widget less the caption strip
     QList<QRect> gridCells() const;
     bool zoomable() const { return m_final && !m_images.isEmpty() && m_current >= 0; }
+    bool painting() const;  // a mask layer of the shown image's size
+    void paintMask(QPainter& p, const QRect& pane);
     void setShown(const QList<QImage>& images, const QStringList& captions);
     void step(int delta);
 
@@ -72,6 +89,15 @@ private:
     bool m_fitted = true;
     QPointF m_dragFrom;
     bool m_dragged = false;
+    MaskLayer* m_mask = nullptr;
+    QImage m_tint;            // the mask as a red overlay; rebuilt when the mask changes
+    bool m_tintStale = true;
+    double m_brushRadius = 24, m_brushHardness = 0.7;
+    bool m_eraser = false;
+    bool m_stroking = false;  // a paint or erase stroke is under way
+    bool m_strokeErases = false;
+    QPointF m_strokeAt;       // the last stroke point, in image pixels
+    QPointF m_cursor{-1, -1};  // where the brush circle is drawn, in widget coordinates
 };
 
 } // namespace dd::ui

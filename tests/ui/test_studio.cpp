@@ -335,6 +335,46 @@ private slots:
         QCOMPARE(QFileInfo(w.findChild<QLineEdit*>("maskImage")->text()).canonicalFilePath(), QFileInfo(keptMask).canonicalFilePath());
     }
 
+    // Paint a mask on the canvas: the shown image becomes the starting image, strokes become the mask the run
+    // takes (undo takes a stroke back), and the new result ends the painting.
+    void paintAMaskOnTheCanvas() {
+        MainWindow w({});
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        auto* paint = w.findChild<QAction*>("canvasPaintMask");
+        paint->trigger();
+        QVERIFY(paint->isChecked());
+        QVERIFY(w.findChild<QWidget*>("maskBar")->isVisible());
+        QCOMPARE(w.findChild<QLineEdit*>("initImage")->text(), source);
+        auto* canvas = w.previewView();
+        const QPoint middle = canvas->rect().center() - QPoint(0, 12);
+        QTest::mousePress(canvas, Qt::LeftButton, {}, middle - QPoint(40, 0));
+        QTest::mouseMove(canvas, middle + QPoint(40, 0));
+        QTest::mouseRelease(canvas, Qt::LeftButton, {}, middle + QPoint(40, 0));
+        auto* maskField = w.findChild<QLineEdit*>("maskImage");
+        const QString painted = maskField->text();
+        QVERIFY2(QFile::exists(painted), qPrintable(painted));
+        w.findChild<QAction*>("maskUndo")->trigger();
+        QVERIFY(maskField->text().isEmpty());  // nothing painted any more: no mask
+        w.findChild<QAction*>("maskRedo")->trigger();
+        QCOMPARE(maskField->text(), painted);
+
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        const QString kept = QString::fromStdString(dd::settings::sourcePathFor(files.at(0).toStdString(), "mask", painted.toStdString()));
+        QCOMPARE(QString::fromStdString(made.settings.inpaint.mask), QFileInfo(kept).fileName());
+        QCOMPARE(fileBytes(kept), fileBytes(painted));
+        QCOMPARE(made.settings.inpaint.maskHash.size(), size_t(64));
+        QTRY_VERIFY(!paint->isChecked());  // the canvas shows the new image: the mask was the old one's
+        QVERIFY(!w.findChild<QWidget*>("maskBar")->isVisible());
+    }
+
     void favouritesRatingsFiltersAndAWatchedFolder() {
         // Three images from "another program" (A1111 text only) in a watched folder, before the start.
         QTemporaryDir watched;
