@@ -192,6 +192,24 @@ OptionTable Generate::options() {
                whole(s.inpaint.maskBlur, "--mask-blur"))
         .flag("--invert-mask", "repaint where the mask is black instead (A1111: Inpaint not masked)",
               [this] { s.inpaint.invertMask = true; })
+        .section("hires fix (docs/hires.md)")
+        .flag("--hires", "a second pass at a larger size (A1111's hires fix)", [this] { s.hires.enabled = true; })
+        .value("--hires-scale", "X", "the second pass's size: the image's times X (default 2)",
+               [this](const std::string& v) { s.hires.scale = toNumber("--hires-scale", v), s.hires.enabled = true; })
+        .value("--hires-resize", "WxH", "the second pass's size instead of the scale",
+               [this](const std::string& v) {
+                   const auto x = v.find('x');
+                   if (x == std::string::npos) throw std::invalid_argument("--hires-resize expects WxH, e.g. 1024x1536");
+                   s.hires.resizeWidth = toInt("--hires-resize", v.substr(0, x));
+                   s.hires.resizeHeight = toInt("--hires-resize", v.substr(x + 1));
+                   s.hires.enabled = true;
+               })
+        .value("--hires-steps", "N", "second-pass steps (0, the default: as many as the first)",
+               [this](const std::string& v) { s.hires.steps = toInt("--hires-steps", v), s.hires.enabled = true; })
+        .value("--hires-denoising", "X", "how much the second pass repaints (0..1, default 0.7)",
+               [this](const std::string& v) { s.hires.denoising = toNumber("--hires-denoising", v), s.hires.enabled = true; })
+        .choice("--hires-upscaler", api::hiresUpscalers(), "how the latents are enlarged",
+                [this](const std::string& v) { s.hires.upscaler = v, s.hires.enabled = true; })
         .section("output")
         .value("--name", "TEMPLATE", "file names, default {date}-{counter:05}-{seed}-{prompt:6}", text(nameTemplate))
         .choice("--format", {"png", "jpeg", "webp"}, "image format (default: the --out file's, else png)", text(format))

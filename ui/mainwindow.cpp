@@ -4,6 +4,7 @@
 #include "core/resources.h"
 #include "ui/compareview.h"
 #include "ui/controlnetpanel.h"
+#include "ui/hirespanel.h"
 #include "ui/imageinputpanel.h"
 #include "ui/masklayer.h"
 #include "ui/dialoghooks.h"
@@ -62,6 +63,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_panel = new PromptPanel(this);
     m_controlNet = new ControlNetPanel(this);
     m_imageInput = new ImageInputPanel(this);
+    m_hires = new HiresPanel(this);
     m_modelBanner = new QLabel(this);
     m_modelBanner->setObjectName("modelBanner");
     m_modelBanner->setWordWrap(true);
@@ -122,6 +124,16 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     });
     imageSummary();
     settingsLayout->addWidget(imageSection);
+    auto* hiresSection = new Section(tr("Hires fix"), m_hires, this);
+    hiresSection->setObjectName("hiresSection");
+    auto hiresSummary = [this, hiresSection] { hiresSection->setSummary(m_hires->summary(m_panel->settings())); };
+    connect(m_hires, &HiresPanel::changed, hiresSection, hiresSummary);
+    connect(m_panel, &PromptPanel::shapeChanged, hiresSection, hiresSummary);
+    connect(m_hires, &QGroupBox::toggled, hiresSection, [hiresSection](bool on) {
+        if (on) hiresSection->setExpanded(true);
+    });
+    hiresSummary();
+    settingsLayout->addWidget(hiresSection);
     auto* controlNetSection = new Section(tr("ControlNet"), m_controlNet, this);
     auto controlNetSummary = [this, controlNetSection] {
         controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off"));
@@ -259,6 +271,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(m_panel->promptEdit(), &QPlainTextEdit::textChanged, this, &MainWindow::checkPastedParameters);
     connect(m_controlNet, &ControlNetPanel::changed, this, &MainWindow::updatePrediction);
     connect(m_imageInput, &ImageInputPanel::changed, this, &MainWindow::updatePrediction);
+    connect(m_hires, &HiresPanel::changed, this, &MainWindow::updatePrediction);
     // The queue: requests to its thread, snapshots back.
     m_queue = std::make_unique<ServiceThread<QueueService>>("queue", queueFile());
     auto* service = m_queue->service();
@@ -357,6 +370,7 @@ api::GenerationSettings MainWindow::currentSettings() const {
     s.model = m_picker->currentModel().toStdString();
     s.controlnets = m_controlNet->controlnets();
     m_imageInput->apply(s);
+    m_hires->apply(s);
     if (m_preset) {
         s.preset = m_preset->name;
         s.plan = m_preset->plan;

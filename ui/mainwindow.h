@@ -42,6 +42,7 @@ struct LibraryItem;
 class ModelPicker;
 class PreviewView;
 class ControlNetPanel;
+class HiresPanel;
 class ImageInputPanel;
 class MaskLayer;
 class PromptPanel;
@@ -68,6 +69,7 @@ public:
     PromptPanel* promptPanel() const { return m_panel; }
     ControlNetPanel* controlNetPanel() const { return m_controlNet; }
     ImageInputPanel* imageInputPanel() const { return m_imageInput; }
+    HiresPanel* hiresPanel() const { return m_hires; }
     PreviewView* previewView() const { return m_preview; }
     VramGauge* gauge() const { return m_gauge; }
     LibraryPanel* libraryPanel() const { return m_library; }
@@ -169,6 +171,7 @@ private:
     PromptPanel* m_panel;
     ControlNetPanel* m_controlNet;
     ImageInputPanel* m_imageInput;
+    HiresPanel* m_hires;
     PreviewView* m_preview;
     VramGauge* m_gauge;
     QLabel* m_modelBanner;

@@ -2,6 +2,7 @@
 // A1111 parameter block offers to become settings, and the shortcuts are listed.
 #include "ui/controlnetpanel.h"
 #include "ui/dialoghooks.h"
+#include "ui/hirespanel.h"
 #include "ui/imageinputpanel.h"
 #include "ui/mainwindow.h"
 #include "ui/promptpanel.h"
@@ -24,10 +25,12 @@ void MainWindow::applyRestoredSettings(const api::GenerationSettings& s) {
     api::GenerationSettings before = m_panel->settings();
     before.controlnets = m_controlNet->controlnets();
     m_imageInput->apply(before);
+    m_hires->apply(before);
     m_undoRestores.push_back(before);
     if (m_undoRestores.size() > 20) m_undoRestores.erase(m_undoRestores.begin());
     m_panel->setSettings(s);
     m_imageInput->setFrom(s);
+    m_hires->setFrom(s);
 }
 
 void MainWindow::undoRestore() {
@@ -40,6 +43,7 @@ void MainWindow::undoRestore() {
     m_panel->setSettings(s);
     m_controlNet->setControlNets(s.controlnets);
     m_imageInput->setFrom(s);
+    m_hires->setFrom(s);
     statusBar()->showMessage(tr("Restore undone"), 3000);
 }
 

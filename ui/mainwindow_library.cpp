@@ -1,6 +1,7 @@
 // MainWindow: keeping images (autosave through the library thread), the library panel, and what can be done
 // with the image on the canvas or in the library (save as, copy, use its settings, seed or prompt, compare).
 #include "ui/librarypanel.h"
+#include "ui/hirespanel.h"
 #include "ui/imageinputpanel.h"
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
@@ -97,6 +98,7 @@ void MainWindow::useFromFile(const QString& path, bool promptOnly) {
         const auto r = settings::restoreFromFile(path.toStdString());
         api::GenerationSettings s = m_panel->settings();
         m_imageInput->apply(s);
+        m_hires->apply(s);
         if (promptOnly) {
             s.prompt = r.settings.prompt;
             s.negativePrompt = r.settings.negativePrompt;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dd::api {
@@ -50,6 +51,22 @@ void from_json(const nlohmann::json& j, InpaintSetting& p) {
     get("mask_hash", p.maskHash);
 }
 
+void to_json(nlohmann::json& j, const HiresSetting& h) {
+    j = {{"enabled", h.enabled}, {"scale", h.scale}, {"resize_width", h.resizeWidth}, {"resize_height", h.resizeHeight},
+         {"steps", h.steps}, {"denoising", h.denoising}, {"upscaler", h.upscaler}};
+}
+
+void from_json(const nlohmann::json& j, HiresSetting& h) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("enabled", h.enabled);
+    get("scale", h.scale);
+    get("resize_width", h.resizeWidth);
+    get("resize_height", h.resizeHeight);
+    get("steps", h.steps);
+    get("denoising", h.denoising);
+    get("upscaler", h.upscaler);
+}
+
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
@@ -66,6 +83,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
     if (!s.initImageHash.empty()) j["init_image_hash"] = s.initImageHash;
     if (s.inpaint.enabled()) j["inpaint"] = s.inpaint;
+    if (s.hires.enabled) j["hires"] = s.hires;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -98,6 +116,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("controlnets", s.controlnets);
     get("init_image_hash", s.initImageHash);
     get("inpaint", s.inpaint);
+    get("hires", s.hires);
 }
 
 void validate(const GenerationSettings& s) {
@@ -125,6 +144,23 @@ void validate(const GenerationSettings& s) {
     if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);
+    if (s.hires.enabled) {
+        const auto& h = s.hires;
+        if (!s.initImage.empty()) fail("hires fix is for txt2img: turn it off to start from an image");
+        if (s.refiner.enabled()) fail("hires fix with a refiner is not supported: turn one of them off");
+        if (!(h.scale >= 1 && h.scale <= 8)) fail("hires upscale must be between 1 and 8 (got " + std::to_string(h.scale) + ")");
+        if ((h.resizeWidth > 0) != (h.resizeHeight > 0) || h.resizeWidth < 0 || h.resizeHeight < 0)
+            fail("hires resize needs both a width and a height (or neither)");
+        if (h.steps < 0 || h.steps > 1000) fail("hires steps must be between 0 (the run's steps) and 1000");
+        if (!(h.denoising > 0 && h.denoising <= 1)) fail("hires denoising strength must be in (0, 1]");
+        const auto& ups = hiresUpscalers();
+        if (std::find(ups.begin(), ups.end(), h.upscaler) == ups.end())
+            fail("hires upscaler '" + h.upscaler + "' is unknown (use \"Latent\", \"Latent (antialiased)\", \"Latent (bicubic)\", "
+                 "\"Latent (bicubic antialiased)\", \"Latent (nearest)\" or \"Latent (nearest-exact)\")");
+        const Size to = hiresSize(s);
+        if (to.width < s.width || to.height < s.height || to.width > 8192 || to.height > 8192)
+            fail("the hires size " + std::to_string(to.width) + "x" + std::to_string(to.height) + " must be at least the image's and at most 8192");
+    }
     if (s.inpaint.enabled()) {
         if (s.initImage.empty()) fail("inpainting needs an init image to repaint (the mask alone is not enough)");
         if (s.inpaint.maskBlur < 0 || s.inpaint.maskBlur > 64)
@@ -147,6 +183,18 @@ const std::vector<std::string>& samplerNames() {
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
 
 bool isEmphasis(const std::string& v) { return v == "Original" || v == "No norm" || v == "Ignore" || v == "None"; }
+
+const std::vector<std::string>& hiresUpscalers() {
+    static const std::vector<std::string> names{"Latent", "Latent (antialiased)", "Latent (bicubic)",
+                                                "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)"};
+    return names;
+}
+
+Size hiresSize(const GenerationSettings& s) {
+    const auto& h = s.hires;
+    if (h.resizeWidth > 0 && h.resizeHeight > 0) return {h.resizeWidth / 8 * 8, h.resizeHeight / 8 * 8};
+    return {int(s.width * h.scale) / 8 * 8, int(s.height * h.scale) / 8 * 8};
+}
 
 bool isMaskedContent(const std::string& v) {
     return v == "original" || v == "latent noise" || v == "latent nothing";

@@ -50,6 +50,20 @@ struct InpaintSetting {
     bool operator==(const InpaintSetting&) const = default;
 };
 
+// A1111's hires fix (docs/hires.md): the image is made at width × height, its latents are upscaled by `scale`
+// (or to resizeWidth × resizeHeight) with one of A1111's latent upscalers, and a second pass denoises them again as
+// img2img at `denoising` strength over `steps` steps (0: the run's own steps).
+struct HiresSetting {
+    bool enabled = false;
+    double scale = 2.0;                 // A1111 "Hires upscale"
+    int resizeWidth = 0;                // A1111 "Hires resize" (both set: this size instead of the scale)
+    int resizeHeight = 0;
+    int steps = 0;                      // A1111 "Hires steps"
+    double denoising = 0.7;             // A1111 "Denoising strength" of a txt2img with hires fix
+    std::string upscaler = "Latent";    // A1111 "Hires upscaler": one of hiresUpscalers()
+    bool operator==(const HiresSetting&) const = default;
+};
+
 struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
     std::string prompt;
@@ -78,6 +92,7 @@ struct GenerationSettings {
     double strength = 0.75;        // img2img denoising strength
     std::string initImageHash;     // SHA-256 of the init image file; filled in when it is read
     InpaintSetting inpaint;        // needs initImage
+    HiresSetting hires;            // txt2img only
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
     MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
@@ -97,6 +112,8 @@ void to_json(nlohmann::json& j, const RefinerSetting& r);
 void from_json(const nlohmann::json& j, RefinerSetting& r);
 void to_json(nlohmann::json& j, const InpaintSetting& p);
 void from_json(const nlohmann::json& j, InpaintSetting& p);
+void to_json(nlohmann::json& j, const HiresSetting& h);
+void from_json(const nlohmann::json& j, HiresSetting& h);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
 // Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
 void from_json(const nlohmann::json& j, GenerationSettings& s);
@@ -111,6 +128,14 @@ bool isPredictionType(const std::string& v);
 bool isTimestepSpacing(const std::string& v);
 // A1111's "Emphasis" modes: "Original" (its default), "No norm", "Ignore", "None".
 bool isEmphasis(const std::string& v);
+// A1111's latent upscalers, spelled as its UI does: "Latent" (bilinear), "Latent (antialiased)", "Latent (bicubic)",
+// "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)".
+const std::vector<std::string>& hiresUpscalers();
+// The second pass's size: width × height times the scale, or the resize size, floored to a multiple of 8.
+struct Size {
+    int width = 0, height = 0;
+};
+Size hiresSize(const GenerationSettings& s);
 // A1111's "Masked content" values DiffusionDesk computes (not A1111's pixel "fill").
 bool isMaskedContent(const std::string& v);
 

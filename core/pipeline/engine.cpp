@@ -22,6 +22,7 @@
 #include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/inpaint.h"
 #include "core/pipeline/lora_stack.h"
+#include "core/pipeline/memory_prediction.h"
 #include "core/pipeline/oom_ladder.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
@@ -251,6 +252,29 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     for (const auto& c : controls.active())
         if (std::find(nets.begin(), nets.end(), c.net.get()) == nets.end()) nets.push_back(c.net.ptr().get());
     return nets;
+}
+
+// A hires fix whose decode at the large size is predicted not to fit the preset's budget (without a shipped preset:
+// the compute device's memory) decodes in tiles from the start, rather than after an out-of-memory error.
+void tileHiresDecodeIfNeeded(api::GenerationSettings& s, const std::vector<std::string>& loraFolders, std::vector<std::string>& warnings) {
+    if (!s.hires.enabled || s.plan.vaeTiling) return;
+    int64_t budget = 0;
+    for (const auto& p : memory::shippedPresets())
+        if (p.name == s.preset) budget = p.budgetBytes;
+    if (budget <= 0) {
+        const bool cuda = computesOnCuda(s.plan);
+        const auto m = memory::sampleMemory(cuda ? 0 : -1);
+        budget = cuda ? m.deviceTotal : m.hostTotal;
+    }
+    try {
+        if (!hiresDecodeNeedsTiling(s, budget, {loraFolders})) return;
+    } catch (const std::exception&) {
+        return;  // an unreadable model: the run itself says so
+    }
+    s.plan.vaeTiling = true;
+    const api::Size to = api::hiresSize(s);
+    warnings.push_back("the hires pass decodes at " + std::to_string(to.width) + "x" + std::to_string(to.height) +
+                       ", predicted to need more than the " + memory::formatGb(budget) + " budget: VAE tiling was switched on");
 }
 
 } // namespace
@@ -632,6 +656,7 @@ private:
         // ControlNet guidance fractions count over the base's whole schedule even when the refiner takes over at
         // the switch (diffusers computes controlnet_keep before cutting the timesteps at denoising_end).
         const BaseControl control{&m_loaded.controls, total - begin};
+        if (!refine && s.hires.enabled) return withHiresPass(m, cond, *scheduler, latents, begin, unetDtype, noise, control);
         if (!refine) return runSteps(m, cond, *scheduler, latents, begin, total, unetDtype, noise, 0, int(total - begin), control);
         // The refiner continues the same schedule from the switch, on the base's latents without new noise and
         // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
@@ -649,6 +674,45 @@ private:
         const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
         return runSteps(r, refinerConditioning(refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd, refinerDtype,
                         noise, baseSteps, all, BaseControl{});
+    }
+
+    // A1111's hires fix: the first pass as usual, its latents upscaled in latent space, then a second pass on them
+    // as diffusers' img2img computes it from latents (noise from fresh generators seeded as the first pass's, the
+    // schedule of `hires.steps` cut at `hires.denoising`), with the conditioning of the larger size.
+    torch::Tensor withHiresPass(SdModel& m, const Conditioning& cond, sched::Scheduler& first, const torch::Tensor& start,
+                                int64_t begin, torch::ScalarType unetDtype, sched::NoiseSource& noise, const BaseControl& control) {
+        const auto& h = s.hires;
+        auto second = sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));
+        second->setTimesteps(h.steps > 0 ? h.steps : s.steps, device());
+        const auto cut = second->img2imgTimesteps(h.denoising);
+        if (cut.numSteps < 1) throw std::invalid_argument("hires denoising strength is too low: no second-pass step remains");
+        const int64_t firstSteps = first.timesteps().size(0) - begin, secondEnd = second->timesteps().size(0);
+        const int all = int(firstSteps + secondEnd - cut.beginIndex);
+        const auto base = runSteps(m, cond, first, start, begin, first.timesteps().size(0), unetDtype, noise, 0, all, control);
+        const api::Size to = api::hiresSize(s);
+        const int64_t f = m.vaeScaleFactor();
+        const auto upscaled = upscaleLatents(base, to.height / f, to.width / f, h.upscaler);
+        std::vector<at::Generator> gens;
+        for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+        sched::NoiseSource fresh(gens);
+        const auto x = second->addNoise(upscaled, fresh.randn(upscaled.sizes(), torch::kFloat32, device()), cut.beginIndex);
+        api::GenerationSettings large = s;
+        large.width = to.width;
+        large.height = to.height;
+        const Conditioning cond2 = batchConditioning(*m_prompts, m, large, m_cfg, s.batchSize, unetDtype, device());
+        return runSteps(m, cond2, *second, x, cut.beginIndex, secondEnd, unetDtype, fresh, int(firstSteps), all, BaseControl{});
+    }
+
+    // A1111's latent upscalers: torch's interpolate in the mode (and antialiasing) its name says.
+    static torch::Tensor upscaleLatents(const torch::Tensor& latents, int64_t h, int64_t w, const std::string& upscaler) {
+        namespace F = torch::nn::functional;
+        auto o = F::InterpolateFuncOptions().size(std::vector<int64_t>{h, w});
+        if (upscaler == "Latent (nearest)") return F::interpolate(latents, o.mode(torch::kNearest));
+        if (upscaler == "Latent (nearest-exact)") return F::interpolate(latents, o.mode(torch::kNearestExact));
+        const bool bicubic = upscaler.find("bicubic") != std::string::npos;
+        const bool antialias = upscaler.find("antialiased") != std::string::npos;
+        o = bicubic ? o.mode(torch::kBicubic) : o.mode(torch::kBilinear);
+        return F::interpolate(latents, o.align_corners(false).antialias(antialias));
     }
 
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
@@ -877,6 +941,7 @@ api::GenerationResult Engine::generate(const api::GenerationSettings& s, const a
     RetryHistory history;
     api::GenerationSettings current = s;
     std::vector<std::string> carried;  // warnings of runs restarted with a lower preset
+    tileHiresDecodeIfNeeded(current, m_loraFolders, carried);
     for (;;) {
         try {
             api::validate(current);

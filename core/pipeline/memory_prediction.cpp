@@ -163,8 +163,10 @@ memory::PredictInput predictInput(const api::GenerationSettings& s, const Predic
     static PerFile<int64_t> controlNetParams;
     static PerFile<ModelShape> refiners;
     memory::PredictInput in;
-    in.width = s.width;
-    in.height = s.height;
+    // A hires fix's second pass is the larger one: every stage after the load runs at its size at worst.
+    const api::Size large = s.hires.enabled ? api::hiresSize(s) : api::Size{s.width, s.height};
+    in.width = std::max(s.width, large.width);
+    in.height = std::max(s.height, large.height);
     in.batch = s.batchSize;
     in.plan = s.plan;
     in.cfg = s.cfgScale > 1.0;
@@ -191,6 +193,15 @@ memory::Prediction predictRun(const api::GenerationSettings& s, const Prediction
     static PerFile<ModelShape> shapes;
     const std::string model = s.model.empty() ? std::string(kDemoModel) : s.model;
     return memory::predict(shapes.get(model, [](const std::string& f) { return modelShapeOf(f); }), predictInput(s, context));
+}
+
+bool hiresDecodeNeedsTiling(const api::GenerationSettings& s, int64_t budgetBytes, const PredictionContext& context) {
+    if (!s.hires.enabled || s.plan.vaeTiling || budgetBytes <= 0) return false;
+    const memory::Prediction untiled = predictRun(s, context);
+    if (untiled.decode.total() <= budgetBytes) return false;
+    api::GenerationSettings tiled = s;
+    tiled.plan.vaeTiling = true;
+    return predictRun(tiled, context).decode.total() < untiled.decode.total();
 }
 
 } // namespace dd::pipeline

@@ -27,6 +27,10 @@ memory::PredictInput predictInput(const api::GenerationSettings& s, const Predic
 // predict(modelShapeOf(s.model), predictInput(s, context)). Throws dd::io::ModelFileError for an unreadable model.
 memory::Prediction predictRun(const api::GenerationSettings& s, const PredictionContext& context = {});
 
+// A hires fix decodes at the second pass's size, the most common out-of-memory cause: true when the plan has no
+// VAE tiling, the predicted decode exceeds `budgetBytes` and tiling would make it smaller.
+bool hiresDecodeNeedsTiling(const api::GenerationSettings& s, int64_t budgetBytes, const PredictionContext& context = {});
+
 // Any model the engine opens (diffusers folder, single file, "demo:tiny-sd1"): configs and tensor sizes only,
 // no weights read. Throws dd::io::ModelFileError like the loader.
 memory::ModelShape modelShapeOf(const std::string& model);

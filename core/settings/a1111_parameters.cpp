@@ -399,15 +399,62 @@ bool readScheduleOnly(std::string_view v, Reading& r) {
 }
 
 // A1111's re_imagesize: ^(\d+)x(\d+)$
-bool readSize(std::string_view v, Reading& r) {
+// "WxH" with 1 ≤ W, H ≤ 65536.
+std::optional<std::pair<int, int>> parseSize(std::string_view v) {
     const auto x = v.find('x');
     const bool digits = x != std::string_view::npos && x > 0 && x + 1 < v.size() &&
                         std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || c == 'x'; });
     const int64_t w = digits ? detail::parseInteger(v.substr(0, x)).value_or(0) : 0;
     const int64_t h = digits ? detail::parseInteger(v.substr(x + 1)).value_or(0) : 0;
-    if (w <= 0 || h <= 0 || w > 65536 || h > 65536) return false;
-    r.info.settings.width = int(w), r.info.settings.height = int(h);
+    if (w <= 0 || h <= 0 || w > 65536 || h > 65536) return std::nullopt;
+    return std::pair{int(w), int(h)};
+}
+
+bool readSize(std::string_view v, Reading& r) {
+    const auto size = parseSize(v);
+    if (!size) return false;
+    r.info.settings.width = size->first, r.info.settings.height = size->second;
     detail::found(r.info, "width"), detail::found(r.info, "height");
+    return true;
+}
+
+// A1111's hires fix keys: any of them means the fix was on; its "Denoising strength" is the second pass's
+// (applyParams moves it there once every key is read).
+bool readHiresUpscale(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d || !(*d >= 1 && *d <= 8)) return false;
+    r.info.settings.hires.scale = *d;
+    r.info.settings.hires.enabled = true;
+    return true;
+}
+
+bool readHiresResize(std::string_view v, Reading& r) {
+    const auto size = parseSize(detail::trim(v));
+    if (!size || size->first > 8192 || size->second > 8192) return false;
+    r.info.settings.hires.resizeWidth = size->first, r.info.settings.hires.resizeHeight = size->second;
+    r.info.settings.hires.scale = api::HiresSetting().scale;  // unused beside a size, and not written back
+    r.info.settings.hires.enabled = true;
+    return true;
+}
+
+bool readHiresSteps(std::string_view v, Reading& r) {
+    const auto n = detail::parseInteger(detail::trim(v));
+    if (!n || *n < 0 || *n > 1000) return false;
+    r.info.settings.hires.steps = int(*n);
+    r.info.settings.hires.enabled = true;
+    return true;
+}
+
+bool readHiresUpscaler(std::string_view v, Reading& r) {
+    const std::string name(detail::trim(v));
+    const auto& known = api::hiresUpscalers();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+        r.info.settings.hires.enabled = true;  // the fix was on, with an upscaler network we lack
+        r.info.warnings.push_back("Hires upscaler '" + name + "' is not one DiffusionDesk has: the hires pass uses Latent instead");
+        return true;
+    }
+    r.info.settings.hires.upscaler = name;
+    r.info.settings.hires.enabled = true;
     return true;
 }
 
@@ -517,8 +564,19 @@ const Key kKeys[] = {
     {"Size", [](S s, O) -> Written { return std::to_string(s.width) + "x" + std::to_string(s.height); }, readSize},
     {"Model hash", [](S, O o) -> Written { return o.modelHash.empty() ? Written() : o.modelHash; }, readModelHash},
     {"Model", writtenModel, readModel},
-    {"Denoising strength", [](S s, O) -> Written { return s.initImage.empty() ? Written() : formatNumber(s.strength); },
-     readNumber<&Settings::strength>, "strength"},
+    {"Denoising strength", [](S s, O) -> Written {
+         return s.hires.enabled ? Written(formatNumber(s.hires.denoising)) : s.initImage.empty() ? Written() : formatNumber(s.strength);
+     }, readNumber<&Settings::strength>, "strength"},
+    {"Hires upscale", [](S s, O) -> Written {
+         return s.hires.enabled && s.hires.resizeWidth == 0 ? Written(formatNumber(s.hires.scale)) : Written();
+     }, readHiresUpscale, "hires"},
+    {"Hires resize", [](S s, O) -> Written {
+         const auto& h = s.hires;
+         return h.enabled && h.resizeWidth > 0 ? Written(std::to_string(h.resizeWidth) + "x" + std::to_string(h.resizeHeight)) : Written();
+     }, readHiresResize, "hires"},
+    {"Hires steps", [](S s, O) -> Written { return s.hires.enabled && s.hires.steps > 0 ? Written(std::to_string(s.hires.steps)) : Written(); },
+     readHiresSteps, "hires"},
+    {"Hires upscaler", [](S s, O) -> Written { return s.hires.enabled ? Written(s.hires.upscaler) : Written(); }, readHiresUpscaler, "hires"},
     {"Mask blur", [](S s, O) { return writtenMaskBlur(s); }, readMaskBlur, "mask_blur"},
     {"Mask mode", [](S s, O) -> Written { return s.inpaint.invertMask ? Written("Inpaint not masked") : Written(); },
      readMaskMode, "invert_mask"},
@@ -565,6 +623,10 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
             else if (k.field) detail::found(info, k.field);
         }
         if (k.missingIsDefault) detail::found(info, k.field);
+    }
+    if (info.settings.hires.enabled && info.has("strength")) {  // a txt2img's strength is its hires pass's
+        info.settings.hires.denoising = info.settings.strength;
+        info.settings.strength = api::GenerationSettings().strength;
     }
     detail::found(info, "prompt_syntax");  // A1111 text means A1111 prompt syntax
     readA1111ControlNets(take, info);

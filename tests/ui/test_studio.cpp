@@ -10,6 +10,7 @@
 #include "core/settings/sidecar.h"
 #include "ui/apppreferences.h"
 #include "ui/dialoghooks.h"
+#include "ui/hirespanel.h"
 #include "ui/imageinputpanel.h"
 #include "ui/librarypanel.h"
 #include "ui/libraryservice.h"
@@ -373,6 +374,31 @@ private slots:
         QCOMPARE(made.settings.inpaint.maskHash.size(), size_t(64));
         QTRY_VERIFY(!paint->isChecked());  // the canvas shows the new image: the mask was the old one's
         QVERIFY(!w.findChild<QWidget*>("maskBar")->isVisible());
+    }
+
+    // The hires fix from the window: a second pass at 1.5×, the sidecar and the A1111 text record it, and Use
+    // settings brings it back.
+    void hiresFixFromTheWindow() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        auto* panel = w.findChild<QGroupBox*>("hiresPanel");
+        panel->setChecked(true);
+        w.findChild<QDoubleSpinBox*>("hiresScale")->setValue(1.5);
+        w.findChild<QDoubleSpinBox*>("hiresDenoising")->setValue(0.5);
+        QCOMPARE(w.hiresPanel()->summary(w.promptPanel()->settings()), QString("→ 96×96, denoising 0.50"));
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto image = dd::imaging::readImage(files.at(0).toStdString());
+        QCOMPARE(image.width, 96);
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        QVERIFY(made.settings.hires.enabled);
+        QCOMPARE(made.settings.hires.scale, 1.5);
+        QVERIFY(dd::ui::parametersOfFile(files.at(0)).contains("Denoising strength: 0.5, Hires upscale: 1.5, Hires upscaler: Latent"));
+        panel->setChecked(false);
+        QVERIFY(w.restoreFromFile(files.at(0)));
+        QVERIFY(panel->isChecked());
+        QCOMPARE(w.findChild<QDoubleSpinBox*>("hiresScale")->value(), 1.5);
     }
 
     void favouritesRatingsFiltersAndAWatchedFolder() {

@@ -117,21 +117,20 @@ private slots:
             "ADetailer confidence: 0.3, Hires upscale: 2, Hires resize: 1024x1024, Hires upscaler: R-ESRGAN 4x+, "
             "Lora hashes: \"add_detail: 7c6bad76eb54, lcm: 0123456789ab\", TI hashes: \"easynegative: c74b4e810b03\", "
             "RNG: CPU, Version: v1.7.0");
-        QCOMPARE(info.settings.strength, 0.4);
-        QVERIFY(info.has("strength"));
+        // The hires keys are read (the strength is the hires pass's); the others are kept as unknown.
+        QCOMPARE(info.settings.hires.denoising, 0.4);
+        QVERIFY(info.has("strength") && info.has("hires"));
+        QCOMPARE(info.settings.hires.resizeWidth, 1024);
         QCOMPARE(info.version, std::string("v1.7.0"));
         QCOMPARE(unknownValue(info, "ADetailer model"), std::string("face_yolov8n.pt"));
         QCOMPARE(unknownValue(info, "ADetailer confidence"), std::string("0.3"));
-        QCOMPARE(unknownValue(info, "Hires upscale"), std::string("2"));
-        QCOMPARE(unknownValue(info, "Hires resize"), std::string("1024x1024"));
-        QCOMPARE(unknownValue(info, "Hires upscaler"), std::string("R-ESRGAN 4x+"));
         QCOMPARE(unknownValue(info, "TI hashes"), std::string("easynegative: c74b4e810b03"));
-        QCOMPARE(info.unknown.size(), std::size_t(6));  // known keys are consumed, RNG, Version and Lora hashes too
+        QCOMPARE(info.unknown.size(), std::size_t(3));  // known keys are consumed, RNG, Version and Lora hashes too
         // Lora hashes whose tags are not in the prompt: restored at weight 1, with a warning each (docs/lora.md).
         QCOMPARE(info.settings.loras.size(), std::size_t(2));
         QCOMPARE(info.settings.loras[0].name + "=" + info.settings.loras[0].hash, std::string("add_detail=7c6bad76eb54"));
         QCOMPARE(info.settings.loras[1].name + "=" + info.settings.loras[1].hash, std::string("lcm=0123456789ab"));
-        QCOMPARE(info.warnings.size(), std::size_t(2));
+        QCOMPARE(info.warnings.size(), std::size_t(3));  // and the upscaler network we lack
     }
 
     void warnsButNeverFails() {
@@ -206,6 +205,34 @@ private slots:
         QCOMPARE(info.settings.inpaint.maskedContent, std::string("original"));
         QVERIFY(anyWarningContains(info, "Masked content: fill"));
         QCOMPARE(info.settings.strength, 0.75);
+    }
+
+    // A1111's hires fix keys: written when it is on, its Denoising strength the second pass's; an upscaler network
+    // we lack is a warning and Latent, never a failure.
+    void hiresKeys() {
+        api::GenerationSettings s;
+        s.prompt = "a castle";
+        s.hires.enabled = true;
+        s.hires.scale = 1.5;
+        s.hires.steps = 12;
+        s.hires.denoising = 0.45;
+        s.hires.upscaler = "Latent (bicubic antialiased)";
+        const std::string text = writeA1111Parameters(s, {});
+        QVERIFY2(text.find("Denoising strength: 0.45, Hires upscale: 1.5, Hires steps: 12, Hires upscaler: Latent (bicubic antialiased)") !=
+                     std::string::npos, text.c_str());
+        auto info = parseA1111Parameters(text);
+        QCOMPARE(info.settings.hires, s.hires);
+        QCOMPARE(info.settings.strength, api::GenerationSettings().strength);  // a txt2img's strength is the hires one
+        s.hires.resizeWidth = 1024, s.hires.resizeHeight = 768;
+        info = parseA1111Parameters(writeA1111Parameters(s, {}));
+        QCOMPARE(info.settings.hires.resizeWidth, 1024);
+        QCOMPARE(info.settings.hires.resizeHeight, 768);
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Size: 512x512, Denoising strength: 0.5, Hires upscale: 2, Hires upscaler: R-ESRGAN 4x+");
+        QVERIFY(info.settings.hires.enabled);
+        QCOMPARE(info.settings.hires.upscaler, std::string("Latent"));
+        QCOMPARE(info.settings.hires.denoising, 0.5);
+        QVERIFY(anyWarningContains(info, "R-ESRGAN 4x+"));
+        QVERIFY(writeA1111Parameters(api::GenerationSettings{}, {}).find("Hires") == std::string::npos);
     }
 
     void rejectsUntrustedText() {

@@ -43,7 +43,8 @@ private slots:
         // Keys DiffusionDesk consumes into settings; every other key must come back unchanged in `unknown`.
         const std::set<std::string> consumed{"Steps", "Sampler", "Schedule type", "CFG scale", "Seed", "Size", "Size-1", "Size-2",
                                              "Model hash", "Model", "Denoising strength", "Clip skip", "Batch size",
-                                             "CFG Rescale", "RNG", "Version", "Lora hashes"};
+                                             "CFG Rescale", "RNG", "Version", "Lora hashes", "Hires upscale", "Hires resize",
+                                             "Hires steps", "Hires upscaler", "Mask blur", "Mask mode", "Masked content"};
         for (const auto& c : m_cases["parser"]) {
             const std::string text = c["text"];
             const auto info = parseA1111Parameters(text);

@@ -69,7 +69,7 @@ private slots:
         QTest::newRow("multi-line prompts") << "line one,\nline two\n  indented three\nNegative prompt: bad,\nworse\nSteps: 30, Sampler: Euler a, CFG scale: 7, Seed: 2, Size: 512x768"
             << "line one,\nline two\nindented three" << "bad,\nworse" << "Euler a" << "" << 30 << qint64(2) << "512x768" << "a1111" << "";
         QTest::newRow("quoted values, extra keys") << "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 3, Size: 512x512, Lora hashes: \"add_detail: 7c6bad76eb54, more: 1\", ADetailer model: face_yolov8n.pt, Hires upscale: 2, Version: v1.7.0"
-            << "p" << "" << "Euler" << "" << 20 << qint64(3) << "512x512" << "a1111" << "ADetailer model|Hires upscale";
+            << "p" << "" << "Euler" << "" << 20 << qint64(3) << "512x512" << "a1111" << "ADetailer model";
         QTest::newRow("missing keys keep defaults") << "only prompt and\nSteps: 12, Seed: 9, Size: 640x640"
             << "only prompt and" << "" << "Euler a" << "" << 12 << qint64(9) << "640x640" << "a1111" << "";
         QTest::newRow("no parameter line") << "just a prompt, nothing else" << "just a prompt, nothing else" << "" << "Euler a" << "" << 20 << qint64(0) << "512x512" << "a1111" << "";

@@ -1,0 +1,93 @@
+#include "ui/hirespanel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+
+namespace dd::ui {
+
+HiresPanel::HiresPanel(QWidget* parent) : QGroupBox(tr("Hires fix"), parent) {
+    setObjectName("hiresPanel");
+    setCheckable(true);
+    setChecked(false);
+    const api::HiresSetting defaults;
+    m_upscaler = new QComboBox;
+    m_upscaler->setObjectName("hiresUpscaler");
+    for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
+    m_scale = new QDoubleSpinBox;
+    m_scale->setObjectName("hiresScale");
+    m_scale->setRange(1.0, 8.0);
+    m_scale->setSingleStep(0.25);
+    m_scale->setValue(defaults.scale);
+    m_scale->setPrefix(QStringLiteral("× "));
+    auto size = [](const char* name) {
+        auto* s = new QSpinBox;
+        s->setObjectName(name);
+        s->setRange(0, 8192);
+        s->setSingleStep(64);
+        s->setSpecialValueText(QObject::tr("by scale"));
+        return s;
+    };
+    m_resizeWidth = size("hiresResizeWidth");
+    m_resizeHeight = size("hiresResizeHeight");
+    m_steps = new QSpinBox;
+    m_steps->setObjectName("hiresSteps");
+    m_steps->setRange(0, 1000);
+    m_steps->setSpecialValueText(tr("same as Steps"));
+    m_denoising = new QDoubleSpinBox;
+    m_denoising->setObjectName("hiresDenoising");
+    m_denoising->setRange(0.01, 1.0);
+    m_denoising->setSingleStep(0.05);
+    m_denoising->setValue(defaults.denoising);
+    m_denoising->setToolTip(tr("How much the second pass repaints: low keeps the first pass's picture, high adds detail and drifts"));
+    auto* resize = new QHBoxLayout;
+    resize->addWidget(m_resizeWidth);
+    resize->addWidget(new QLabel(QStringLiteral("×")));
+    resize->addWidget(m_resizeHeight);
+    auto* form = new QFormLayout(this);
+    form->addRow(tr("Upscaler"), m_upscaler);
+    form->addRow(tr("Upscale by"), m_scale);
+    form->addRow(tr("Resize to"), resize);
+    form->addRow(tr("Hires steps"), m_steps);
+    form->addRow(tr("Denoising"), m_denoising);
+    connect(m_upscaler, &QComboBox::currentTextChanged, this, &HiresPanel::changed);
+    for (auto* s : {m_scale, m_denoising}) connect(s, &QDoubleSpinBox::valueChanged, this, &HiresPanel::changed);
+    for (auto* s : {m_resizeWidth, m_resizeHeight, m_steps}) connect(s, &QSpinBox::valueChanged, this, &HiresPanel::changed);
+    connect(this, &QGroupBox::toggled, this, &HiresPanel::changed);
+}
+
+void HiresPanel::apply(api::GenerationSettings& s) const {
+    auto& h = s.hires;
+    h.enabled = isChecked();
+    h.upscaler = m_upscaler->currentText().toStdString();
+    h.scale = m_scale->value();
+    const bool resize = m_resizeWidth->value() > 0 && m_resizeHeight->value() > 0;  // one alone means nothing
+    h.resizeWidth = resize ? m_resizeWidth->value() : 0;
+    h.resizeHeight = resize ? m_resizeHeight->value() : 0;
+    h.steps = m_steps->value();
+    h.denoising = m_denoising->value();
+}
+
+void HiresPanel::setFrom(const api::GenerationSettings& s) {
+    const auto& h = s.hires;
+    m_upscaler->setCurrentText(QString::fromStdString(h.upscaler));
+    m_scale->setValue(h.scale);
+    m_resizeWidth->setValue(h.resizeWidth);
+    m_resizeHeight->setValue(h.resizeHeight);
+    m_steps->setValue(h.steps);
+    m_denoising->setValue(h.denoising);
+    setChecked(h.enabled);
+}
+
+QString HiresPanel::summary(const api::GenerationSettings& s) const {
+    if (!isChecked()) return tr("off");
+    api::GenerationSettings shown = s;
+    apply(shown);
+    const api::Size to = api::hiresSize(shown);
+    return tr("→ %1×%2, denoising %3").arg(to.width).arg(to.height).arg(m_denoising->value(), 0, 'f', 2);
+}
+
+} // namespace dd::ui
