@@ -128,6 +128,7 @@ private:
     void restoreFrom(const std::string& file);
     void resolveRestored(const std::string& outFolder);
     void useBuiltInModelIfNone();
+    void fitSizeToOutpaint();
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
@@ -192,6 +193,21 @@ OptionTable Generate::options() {
                whole(s.inpaint.maskBlur, "--mask-blur"))
         .flag("--invert-mask", "repaint where the mask is black instead (A1111: Inpaint not masked)",
               [this] { s.inpaint.invertMask = true; })
+        .value("--outpaint", "L,T,R,B", "extend the --init image by these pixels per side and paint the new area "
+                                        "(the size follows; right and bottom grow to a multiple of 8)",
+               [this](const std::string& v) {
+                   int* sides[] = {&s.outpaint.left, &s.outpaint.top, &s.outpaint.right, &s.outpaint.bottom};
+                   size_t at = 0;
+                   for (int* side : sides) {
+                       const size_t comma = v.find(',', at);
+                       if ((comma == std::string::npos) != (side == sides[3]))
+                           throw std::invalid_argument("--outpaint expects four numbers L,T,R,B, e.g. 0,0,128,0");
+                       *side = toInt("--outpaint", v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+                       at = comma + 1;
+                   }
+               })
+        .choice("--outpaint-fill", {"edge", "mirror", "blur", "noise"}, "what the new area starts from (default mirror: the seam measured least visible, docs/inpainting.md)",
+                text(s.outpaint.fill))
         .section("hires fix (docs/hires.md)")
         .flag("--hires", "a second pass at a larger size (A1111's hires fix)", [this] { s.hires.enabled = true; })
         .value("--hires-scale", "X", "the second pass's size: the image's times X (default 2)",
@@ -307,6 +323,16 @@ void Generate::resolveRestored(const std::string& outFolder) {
     }
 }
 
+// The size of the extended init image; right and bottom grow so that it is a multiple of 8.
+void Generate::fitSizeToOutpaint() {
+    const api::Image init = imaging::readImage(s.initImage);
+    auto& o = s.outpaint;
+    o.right += (8 - (init.width + o.left + o.right) % 8) % 8;
+    o.bottom += (8 - (init.height + o.top + o.bottom) % 8) % 8;
+    s.width = init.width + o.left + o.right;
+    s.height = init.height + o.top + o.bottom;
+}
+
 // No model named: the built-in one, at its own size and guidance scale unless given (as the app does).
 void Generate::useBuiltInModelIfNone() {
     if (!s.model.empty()) return;
@@ -331,6 +357,7 @@ int Generate::run() {
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
         throw std::invalid_argument("unknown sampler '" + s.sampler + "' (known: " + list + ")");
     }
+    if (s.outpaint.enabled() && !s.initImage.empty() && !sizeGiven) fitSizeToOutpaint();
     api::validate(s);
     if (s.model != pipeline::kDemoModel && !fs::exists(s.model)) throw io::ModelFileError(s.model, "no such file or folder");
     if (s.refiner.enabled() && !fs::exists(s.refiner.model)) throw io::ModelFileError(s.refiner.model, "no such file or folder (--refiner)");

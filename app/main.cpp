@@ -22,6 +22,7 @@
 #include <QSemaphore>
 #include <QLineEdit>
 #include <QMouseEvent>
+#include <QScrollArea>
 #include <QAction>
 #include <QSettings>
 #include <QSpinBox>
@@ -160,6 +161,17 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     done.exec();
     wait(300);
     ok = save(&window, dir, "inpainting.png") && ok;
+    // That picture extended by half its width on the right (outpainting).
+    if (auto* send = window.findChild<QAction*>("canvasSendToImg2Img")) send->trigger();
+    if (auto* right = window.findChild<QSpinBox*>("outpaintRight")) right->setValue(window.previewView()->image().width() / 2);
+    // The settings column scrolled to the section that holds it.
+    if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll"))
+        if (auto* section = window.findChild<QWidget*>("imageInputSection")) scroll->ensureWidgetVisible(section, 0, 0);
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    window.startGeneration();
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "outpainting.png") && ok;
     return ok ? 0 : 1;
 }
 

@@ -6,6 +6,8 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
+#include <random>
 #include <stdexcept>
 
 namespace dd::imaging {
@@ -41,11 +43,56 @@ api::Image prepareMask(const api::Image& mask, int width, int height, const api:
     return out;
 }
 
+api::Image extendForOutpaint(const api::Image& image, const api::OutpaintSetting& o, uint64_t seed) {
+    const cv::Mat src(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.rgb.data()));
+    cv::Mat out;
+    cv::copyMakeBorder(src, out, o.top, o.bottom, o.left, o.right, o.fill == "mirror" ? cv::BORDER_REFLECT_101 : cv::BORDER_REPLICATE);
+    const cv::Rect picture(o.left, o.top, image.width, image.height);
+    if (o.fill == "blur" || o.fill == "noise") {
+        cv::Mat filled;
+        if (o.fill == "blur") {
+            const double sigma = std::max({o.left, o.top, o.right, o.bottom}) / 4.0;
+            cv::GaussianBlur(out, filled, cv::Size(0, 0), std::max(sigma, 1.0));
+        } else {
+            filled = cv::Mat(out.size(), CV_8UC3);
+            std::mt19937_64 rng(seed);
+            for (size_t i = 0; i < filled.total() * 3; ++i) filled.data[i] = uint8_t(rng() >> 56);
+        }
+        src.copyTo(filled(picture));
+        out = filled;
+    }
+    api::Image extended{out.cols, out.rows, {}};
+    extended.rgb.assign(out.data, out.data + out.total() * 3);
+    return extended;
+}
+
+api::Image outpaintMask(int width, int height, const api::OutpaintSetting& o) {
+    api::Image mask{width, height, std::vector<uint8_t>(size_t(width) * size_t(height) * 3, 255)};
+    // The picture less the overlap along each extended side stays black (kept).
+    const int x0 = o.left + (o.left > 0 ? o.overlap : 0), x1 = width - o.right - (o.right > 0 ? o.overlap : 0);
+    const int y0 = o.top + (o.top > 0 ? o.overlap : 0), y1 = height - o.bottom - (o.bottom > 0 ? o.overlap : 0);
+    for (int y = std::max(0, y0); y < std::min(height, y1); ++y)
+        for (int x = std::max(0, x0); x < std::min(width, x1); ++x) std::fill_n(mask.rgb.begin() + 3 * (size_t(y) * width + x), 3, uint8_t(0));
+    return mask;
+}
+
 api::RunImages readRunImages(const api::GenerationSettings& s) {
     api::RunImages images;
     if (!s.initImage.empty()) {
         images.init = readImage(s.initImage);
         images.initHash = io::hashModelFile(s.initImage).sha256;
+    }
+    if (s.outpaint.enabled() && images.init) {
+        const auto& o = s.outpaint;
+        const int w = images.init->width + o.left + o.right, h = images.init->height + o.top + o.bottom;
+        if (w != s.width || h != s.height)
+            throw std::invalid_argument(s.initImage + " outpainted is " + std::to_string(w) + "x" + std::to_string(h) +
+                                        ", but the size is " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+                                        ": set the size to the extended one (a multiple of 8)");
+        images.init = extendForOutpaint(*images.init, o, uint64_t(s.seed));
+        api::InpaintSetting feather = s.inpaint;
+        feather.invertMask = false;
+        images.mask = prepareMask(outpaintMask(w, h, o), w, h, feather, s.initImage + " (outpainting)");
     }
     if (s.inpaint.enabled()) {
         if (!images.init) throw std::invalid_argument(s.inpaint.mask + ": a mask needs an init image to repaint");

@@ -17,9 +17,17 @@ namespace dd::imaging {
 api::Image prepareMask(const api::Image& mask, int width, int height, const api::InpaintSetting& inpaint,
                        const std::string& name, std::vector<std::string>* notes = nullptr);
 
+// Outpainting: `image` extended by o's sides, the new area pre-filled by o.fill ("edge": the border pixels
+// stretched out; "mirror": reflected; "blur": edge, then blurred with a sigma of a quarter of the widest side;
+// "noise": uniform noise drawn from `seed`).
+api::Image extendForOutpaint(const api::Image& image, const api::OutpaintSetting& o, uint64_t seed);
+// Its hard mask, before the blur: white over the new area and o.overlap pixels into the picture.
+api::Image outpaintMask(int width, int height, const api::OutpaintSetting& o);
+
 // Reads what `s` names: s.initImage, s.inpaint.mask (prepared as above, at the init image's size) and the
-// control images; their SHA-256 go into initHash / maskHash, resize notes into notes. Throws
-// std::runtime_error or std::invalid_argument naming the file.
+// control images; their SHA-256 go into initHash / maskHash, resize notes into notes. An outpainting's init image
+// is the extended one and its mask the prepared outpaintMask. Throws std::runtime_error or std::invalid_argument
+// naming the file.
 api::RunImages readRunImages(const api::GenerationSettings& s);
 
 } // namespace dd::imaging

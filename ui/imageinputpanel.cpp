@@ -7,6 +7,7 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QImageReader>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -56,6 +57,24 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
         box->addWidget(browse);
         return box;
     };
+    auto side = [](const char* name, const QString& tip) {
+        auto* s = new QSpinBox;
+        s->setObjectName(name);
+        s->setRange(0, 2048);
+        s->setSingleStep(32);
+        s->setToolTip(tip);
+        return s;
+    };
+    m_left = side("outpaintLeft", tr("Pixels added on the left"));
+    m_top = side("outpaintTop", tr("Pixels added at the top"));
+    m_right = side("outpaintRight", tr("Pixels added on the right"));
+    m_bottom = side("outpaintBottom", tr("Pixels added at the bottom"));
+    m_fill = new QComboBox;
+    m_fill->setObjectName("outpaintFill");
+    m_fill->addItems({"mirror", "edge", "blur", "noise"});
+    m_fill->setToolTip(tr("What the new area starts from; mirror hid the seam best when measured"));
+    auto* sides = new QHBoxLayout;
+    for (QSpinBox* s : {m_left, m_top, m_right, m_bottom}) sides->addWidget(s);
     auto* form = new QFormLayout(this);
     form->addRow(tr("Image"), row(m_image, tr("Image to start from"), images));
     form->addRow(tr("Strength"), m_strength);
@@ -63,6 +82,8 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     form->addRow(tr("Mask blur"), m_maskBlur);
     form->addRow(QString(), m_invert);
     form->addRow(tr("Masked area"), m_content);
+    form->addRow(tr("Extend ←↑→↓"), sides);
+    form->addRow(tr("Extension fill"), m_fill);
 
     const auto updateMaskFields = [this] {
         const bool mask = !m_mask->text().trimmed().isEmpty();
@@ -71,6 +92,7 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     connect(m_mask, &QLineEdit::textChanged, this, updateMaskFields);
     updateMaskFields();
     for (QLineEdit* e : {m_image, m_mask}) connect(e, &QLineEdit::textChanged, this, &ImageInputPanel::changed);
+    for (QSpinBox* s : {m_left, m_top, m_right, m_bottom}) connect(s, &QSpinBox::valueChanged, this, &ImageInputPanel::changed);
     connect(m_strength, &QDoubleSpinBox::valueChanged, this, &ImageInputPanel::changed);
     connect(this, &QGroupBox::toggled, this, &ImageInputPanel::changed);
 }
@@ -80,6 +102,7 @@ void ImageInputPanel::apply(api::GenerationSettings& s) const {
     if (!isChecked() || image.isEmpty()) {
         s.initImage.clear();
         s.inpaint = {};
+        s.outpaint = {};
         return;
     }
     s.initImage = image.toStdString();
@@ -88,6 +111,16 @@ void ImageInputPanel::apply(api::GenerationSettings& s) const {
     s.inpaint.maskBlur = m_maskBlur->value();
     s.inpaint.invertMask = m_invert->isChecked();
     s.inpaint.maskedContent = m_content->currentText().toStdString();
+    auto& o = s.outpaint;
+    o = {m_left->value(), m_top->value(), m_right->value(), m_bottom->value(), m_fill->currentText().toStdString()};
+    if (!o.enabled()) return;
+    if (!s.inpaint.mask.empty()) return;  // both: Generate says that outpainting makes its own mask
+    const QSize size = QImageReader(image).size();
+    if (!size.isValid()) return;  // unreadable: Generate names the file
+    o.right += (8 - (size.width() + o.left + o.right) % 8) % 8;
+    o.bottom += (8 - (size.height() + o.top + o.bottom) % 8) % 8;
+    s.width = size.width() + o.left + o.right;
+    s.height = size.height() + o.top + o.bottom;
 }
 
 void ImageInputPanel::setFrom(const api::GenerationSettings& s) {
@@ -97,12 +130,18 @@ void ImageInputPanel::setFrom(const api::GenerationSettings& s) {
     m_maskBlur->setValue(s.inpaint.maskBlur);
     m_invert->setChecked(s.inpaint.invertMask);
     m_content->setCurrentText(QString::fromStdString(s.inpaint.maskedContent));
+    m_left->setValue(s.outpaint.left);
+    m_top->setValue(s.outpaint.top);
+    m_right->setValue(s.outpaint.right);
+    m_bottom->setValue(s.outpaint.bottom);
+    m_fill->setCurrentText(QString::fromStdString(s.outpaint.fill));
     setChecked(!s.initImage.empty());
 }
 
 void ImageInputPanel::useImage(const QString& path) {
     m_image->setText(path);
     m_mask->clear();
+    for (QSpinBox* s : {m_left, m_top, m_right, m_bottom}) s->setValue(0);
     setChecked(true);
 }
 
@@ -110,6 +149,9 @@ void ImageInputPanel::setMask(const QString& path) { m_mask->setText(path); }
 
 QString ImageInputPanel::summary() const {
     if (!isChecked() || m_image->text().trimmed().isEmpty()) return tr("off");
+    api::GenerationSettings s;
+    apply(s);
+    if (s.outpaint.enabled()) return tr("outpaint to %1×%2").arg(s.width).arg(s.height);
     const QString kind = m_mask->text().trimmed().isEmpty() ? tr("img2img") : tr("inpaint");
     return kind + " " + QString::number(m_strength->value(), 'f', 2);
 }

@@ -1,7 +1,7 @@
 #pragma once
-// Start from an image (docs/inpainting.md): the init image and the denoising strength (img2img), and a mask that
-// limits the repaint to its white part (inpainting) with A1111's mask options. A checkable group: unchecked
-// means txt2img.
+// Start from an image (docs/inpainting.md): the init image and the denoising strength (img2img), a mask that
+// limits the repaint to its white part (inpainting) with A1111's mask options, or pixels to add on each side
+// (outpainting: the size follows the image). A checkable group: unchecked means txt2img.
 #include "core/api/generation_settings.h"
 
 #include <QGroupBox>
@@ -18,7 +18,8 @@ class ImageInputPanel : public QGroupBox {
     Q_OBJECT
 public:
     explicit ImageInputPanel(QWidget* parent = nullptr);
-    // Writes the panel's fields into `s` (clears them when unchecked).
+    // Writes the panel's fields into `s` (clears them when unchecked); an outpainting sets s.width × s.height to the
+    // extended image's size, right and bottom grown to a multiple of 8.
     void apply(api::GenerationSettings& s) const;
     // Shows what `s` holds: checked when it names an init image.
     void setFrom(const api::GenerationSettings& s);
@@ -37,6 +38,8 @@ private:
     QSpinBox* m_maskBlur;
     QCheckBox* m_invert;
     QComboBox* m_content;
+    QSpinBox *m_left, *m_top, *m_right, *m_bottom;
+    QComboBox* m_fill;
 };
 
 } // namespace dd::ui

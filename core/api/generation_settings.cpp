@@ -51,6 +51,20 @@ void from_json(const nlohmann::json& j, InpaintSetting& p) {
     get("mask_hash", p.maskHash);
 }
 
+void to_json(nlohmann::json& j, const OutpaintSetting& o) {
+    j = {{"left", o.left}, {"top", o.top}, {"right", o.right}, {"bottom", o.bottom}, {"fill", o.fill}, {"overlap", o.overlap}};
+}
+
+void from_json(const nlohmann::json& j, OutpaintSetting& o) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("left", o.left);
+    get("top", o.top);
+    get("right", o.right);
+    get("bottom", o.bottom);
+    get("fill", o.fill);
+    get("overlap", o.overlap);
+}
+
 void to_json(nlohmann::json& j, const HiresSetting& h) {
     j = {{"enabled", h.enabled}, {"scale", h.scale}, {"resize_width", h.resizeWidth}, {"resize_height", h.resizeHeight},
          {"steps", h.steps}, {"denoising", h.denoising}, {"upscaler", h.upscaler}};
@@ -84,6 +98,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (!s.initImageHash.empty()) j["init_image_hash"] = s.initImageHash;
     if (s.inpaint.enabled()) j["inpaint"] = s.inpaint;
     if (s.hires.enabled) j["hires"] = s.hires;
+    if (s.outpaint.enabled()) j["outpaint"] = s.outpaint;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -117,6 +132,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("init_image_hash", s.initImageHash);
     get("inpaint", s.inpaint);
     get("hires", s.hires);
+    get("outpaint", s.outpaint);
 }
 
 void validate(const GenerationSettings& s) {
@@ -161,6 +177,15 @@ void validate(const GenerationSettings& s) {
         if (to.width < s.width || to.height < s.height || to.width > 8192 || to.height > 8192)
             fail("the hires size " + std::to_string(to.width) + "x" + std::to_string(to.height) + " must be at least the image's and at most 8192");
     }
+    if (s.outpaint.enabled()) {
+        const auto& o = s.outpaint;
+        if (s.initImage.empty()) fail("outpainting needs an init image to extend");
+        if (s.inpaint.enabled()) fail("outpainting makes its own mask: leave the inpainting mask empty");
+        for (int side : {o.left, o.top, o.right, o.bottom})
+            if (side < 0 || side > 2048) fail("an outpainting side must be between 0 and 2048 pixels");
+        if (!isOutpaintFill(o.fill)) fail("outpainting fill '" + o.fill + "' is unknown (use \"edge\", \"mirror\", \"blur\" or \"noise\")");
+        if (o.overlap < 0 || o.overlap > 256) fail("the outpainting overlap must be between 0 and 256 pixels");
+    }
     if (s.inpaint.enabled()) {
         if (s.initImage.empty()) fail("inpainting needs an init image to repaint (the mask alone is not enough)");
         if (s.inpaint.maskBlur < 0 || s.inpaint.maskBlur > 64)
@@ -195,6 +220,8 @@ Size hiresSize(const GenerationSettings& s) {
     if (h.resizeWidth > 0 && h.resizeHeight > 0) return {h.resizeWidth / 8 * 8, h.resizeHeight / 8 * 8};
     return {int(s.width * h.scale) / 8 * 8, int(s.height * h.scale) / 8 * 8};
 }
+
+bool isOutpaintFill(const std::string& v) { return v == "edge" || v == "mirror" || v == "blur" || v == "noise"; }
 
 bool isMaskedContent(const std::string& v) {
     return v == "original" || v == "latent noise" || v == "latent nothing";

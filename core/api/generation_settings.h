@@ -50,6 +50,17 @@ struct InpaintSetting {
     bool operator==(const InpaintSetting&) const = default;
 };
 
+// Outpainting (docs/inpainting.md): the init image extended by these many pixels on each side, the new area
+// pre-filled and inpainted through a mask that reaches `overlap` pixels into the picture, feathered by the
+// inpainting's mask blur. width × height is the extended size.
+struct OutpaintSetting {
+    int left = 0, top = 0, right = 0, bottom = 0;
+    std::string fill = "mirror";  // "mirror" (reflected at the border), "edge" (stretched), "blur" (edge, blurred), "noise"
+    int overlap = 8;
+    bool enabled() const { return left > 0 || top > 0 || right > 0 || bottom > 0; }
+    bool operator==(const OutpaintSetting&) const = default;
+};
+
 // A1111's hires fix (docs/hires.md): the image is made at width × height, its latents are upscaled by `scale`
 // (or to resizeWidth × resizeHeight) with one of A1111's latent upscalers, and a second pass denoises them again as
 // img2img at `denoising` strength over `steps` steps (0: the run's own steps).
@@ -93,6 +104,7 @@ struct GenerationSettings {
     std::string initImageHash;     // SHA-256 of the init image file; filled in when it is read
     InpaintSetting inpaint;        // needs initImage
     HiresSetting hires;            // txt2img only
+    OutpaintSetting outpaint;      // needs initImage; no inpaint.mask (its mask is made from the extension)
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
     MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
@@ -112,6 +124,8 @@ void to_json(nlohmann::json& j, const RefinerSetting& r);
 void from_json(const nlohmann::json& j, RefinerSetting& r);
 void to_json(nlohmann::json& j, const InpaintSetting& p);
 void from_json(const nlohmann::json& j, InpaintSetting& p);
+void to_json(nlohmann::json& j, const OutpaintSetting& o);
+void from_json(const nlohmann::json& j, OutpaintSetting& o);
 void to_json(nlohmann::json& j, const HiresSetting& h);
 void from_json(const nlohmann::json& j, HiresSetting& h);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
@@ -136,6 +150,8 @@ struct Size {
     int width = 0, height = 0;
 };
 Size hiresSize(const GenerationSettings& s);
+// The outpainting pre-fills: "edge", "mirror", "blur", "noise".
+bool isOutpaintFill(const std::string& v);
 // A1111's "Masked content" values DiffusionDesk computes (not A1111's pixel "fill").
 bool isMaskedContent(const std::string& v);
 

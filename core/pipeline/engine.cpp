@@ -947,7 +947,8 @@ api::GenerationResult Engine::generate(const api::GenerationSettings& s, const a
             api::validate(current);
             api::validate(current.plan);
             if (!current.initImage.empty() && !images.init) throw std::invalid_argument("img2img needs the init image's pixels");
-            if (current.inpaint.enabled() && !images.mask) throw std::invalid_argument("inpainting needs the mask's pixels");
+            if ((current.inpaint.enabled() || current.outpaint.enabled()) && !images.mask)
+                throw std::invalid_argument("inpainting needs the mask's pixels");
             auto r = Run(*this, current, cancel, observer, images, history).execute();
             r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
             return r;

@@ -126,6 +126,19 @@ private slots:
         r = cli({"verify", dir.filePath("door.png")});
         QVERIFY2(r.code == 0 && r.out.contains("\nidentical\n"), qPrintable(r.out + r.err));
 
+        // Outpainting: the size follows the extension (grown to a multiple of 8), and it verifies from the init image.
+        QStringList unsized = common;
+        unsized.remove(unsized.indexOf("--size"), 2);
+        r = cli(common + QStringList{"--outpaint", "0,0,12,0", "--out", dir.filePath("sized.png")});
+        QVERIFY2(r.code != 0 && r.err.contains("set the size to the extended one"), qPrintable(r.err));  // --size disagrees
+        r = cli(unsized + QStringList{"--outpaint", "0,0,12,0", "--out", dir.filePath("wider.png")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(imaging::readImage(dir.filePath("wider.png").toStdString()).width, 64);
+        r = cli({"verify", dir.filePath("wider.png")});
+        QVERIFY2(r.code == 0 && r.out.contains("\nidentical\n"), qPrintable(r.out + r.err));
+        r = cli(common + QStringList{"--outpaint", "1,2,3", "--out", dir.filePath("bad.png")});
+        QVERIFY2(r.code != 0 && r.err.contains("--outpaint expects four numbers"), qPrintable(r.err));
+
         writeText(dir.filePath("notes.txt"), "not an image");
         for (const auto& [maskFile, expected] : {std::pair{dir.filePath("notes.txt"), QString("notes.txt: cannot read as an image")},
                                                  std::pair{dir.filePath("wall.png"), QString("the mask is empty")}}) {

@@ -336,6 +336,31 @@ private slots:
         QCOMPARE(QFileInfo(w.findChild<QLineEdit*>("maskImage")->text()).canonicalFilePath(), QFileInfo(keptMask).canonicalFilePath());
     }
 
+    // Outpaint from the window: 32 pixels more on the right; the size follows, the picture is kept where the mask
+    // (with its overlap and blur) does not reach, and the sidecar records the extension.
+    void outpaintFromTheWindow() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
+        w.findChild<QSpinBox*>("outpaintRight")->setValue(30);  // grows to 32: a multiple of 8
+        QCOMPARE(w.imageInputPanel()->summary(), QString("outpaint to 96×64"));
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto before = dd::imaging::readImage(source.toStdString()), after = dd::imaging::readImage(files.at(0).toStdString());
+        QCOMPARE(after.width, 96);
+        QCOMPARE(after.height, 64);
+        const int kept = 64 - 8 - 11;  // the overlap, then the blur's reach (kernel radius int(2.5·4 + 0.5) = 10)
+        for (int y = 0; y < 64; ++y)
+            QVERIFY(std::equal(after.rgb.begin() + 3 * y * 96, after.rgb.begin() + 3 * (y * 96 + kept), before.rgb.begin() + 3 * y * 64));
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        QCOMPARE(made.settings.outpaint.right, 32);
+        QCOMPARE(made.settings.outpaint.fill, std::string("mirror"));
+        QCOMPARE(made.settings.width, 96);
+    }
+
     // Paint a mask on the canvas: the shown image becomes the starting image, strokes become the mask the run
     // takes (undo takes a stroke back), and the new result ends the painting.
     void paintAMaskOnTheCanvas() {

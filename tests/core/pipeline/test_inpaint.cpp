@@ -142,6 +142,31 @@ private slots:
         QCOMPARE(int(imaging::prepareMask(green, 1, 1, p, "m.png").rgb[0]), (38470 * 255 + 0x8000) >> 16);
     }
 
+    // Outpainting's pixels: the picture where it was, the new area filled from its border (mirrored or stretched),
+    // the mask white over the new area and the overlap.
+    void outpaintExtendsAndMasks() {
+        api::Image img{4, 2, {0, 0, 0, 10, 10, 10, 20, 20, 20, 30, 30, 30, 1, 1, 1, 11, 11, 11, 21, 21, 21, 31, 31, 31}};
+        api::OutpaintSetting o;
+        o.right = 2;
+        o.fill = "edge";
+        auto wide = imaging::extendForOutpaint(img, o, 0);
+        QCOMPARE(wide.width, 6);
+        QCOMPARE(int(wide.rgb[3 * 4]), 30);  // stretched
+        QCOMPARE(int(wide.rgb[3 * 5]), 30);
+        o.fill = "mirror";
+        wide = imaging::extendForOutpaint(img, o, 0);
+        QCOMPARE(int(wide.rgb[3 * 4]), 20);  // reflected about the last column
+        QCOMPARE(int(wide.rgb[3 * 5]), 10);
+        QCOMPARE(int(wide.rgb[3 * 1]), 10);  // the picture itself untouched
+        o.fill = "noise";
+        QCOMPARE(imaging::extendForOutpaint(img, o, 7).rgb, imaging::extendForOutpaint(img, o, 7).rgb);  // from the seed
+        o.overlap = 1;
+        const auto mask = imaging::outpaintMask(6, 2, o);
+        QCOMPARE(int(mask.rgb[3 * 2]), 0);    // kept
+        QCOMPARE(int(mask.rgb[3 * 3]), 255);  // the overlap
+        QCOMPARE(int(mask.rgb[3 * 5]), 255);  // the new area
+    }
+
     void repaintsOnlyWhereMaskedOnTheDemoModel() {
         api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
