@@ -52,6 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (a.controlnets != b.controlnets) __builtin_trap();  // sd-webui-controlnet units are a fixed point at once
     if (a.refiner.model != b.refiner.model || a.refiner.hash != b.refiner.hash || a.refiner.switchAt != b.refiner.switchAt)
         __builtin_trap();  // "Refiner: name [hash], Refiner switch at: f" reads back as written
+    if (a.hires != b.hires) __builtin_trap();  // the Hires keys (and its Denoising strength) read back as written
+    if (a.inpaint.maskBlur != b.inpaint.maskBlur || a.inpaint.invertMask != b.inpaint.invertMask ||
+        a.inpaint.maskedContent != b.inpaint.maskedContent)
+        __builtin_trap();  // Mask blur, Mask mode, Masked content
     if (back.modelName != info.modelName || back.modelHash != info.modelHash || back.version != info.version ||
         back.unknown != info.unknown)
         __builtin_trap();

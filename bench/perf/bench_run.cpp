@@ -2,7 +2,9 @@
 // measures reference_run.py reports for diffusers: load → first step done, seconds per UNet step (median),
 // VAE decode, end to end, peak RSS. Optionally writes the image's raw RGB (parity between precisions).
 //   dd_bench_run --model DIR [--steps N] [--size PX] [--cfg X] [--sampler NAME] [--threads N]
-//                [--plan JSON] [--raw FILE]
+//                [--plan JSON] [--raw FILE] [--mode txt2img|inpaint|hires]
+// inpaint: benchInitImage repainted inside benchMask at strength 0.75; hires: made at half the size, then the
+// hires fix to the size (Latent, denoising 0.6, as many steps). reference_run.py draws the same pictures.
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 
@@ -31,6 +33,26 @@ struct FirstStep : dd::api::Observer {
     }
 };
 
+// The inpainting's picture and mask, pixel for pixel what reference_run.py makes with numpy.
+dd::api::Image benchInitImage(int size) {
+    dd::api::Image img{size, size, std::vector<uint8_t>(size_t(size) * size * 3)};
+    for (int y = 0; y < size; ++y)
+        for (int x = 0; x < size; ++x) {
+            uint8_t* p = &img.rgb[3 * (size_t(y) * size + x)];
+            p[0] = uint8_t(x * 255 / (size - 1));
+            p[1] = uint8_t(y * 255 / (size - 1));
+            p[2] = uint8_t((x + y) * 127 / (size - 1));
+        }
+    return img;
+}
+
+dd::api::Image benchMask(int size) {  // white over the middle half
+    dd::api::Image img{size, size, std::vector<uint8_t>(size_t(size) * size * 3, 0)};
+    for (int y = size / 4; y < 3 * size / 4; ++y)
+        std::fill_n(img.rgb.begin() + 3 * (size_t(y) * size + size / 4), 3 * (size / 2), uint8_t(255));
+    return img;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -41,7 +63,7 @@ int main(int argc, char** argv) {
     s.sampler = "Euler";
     s.cfgScale = 7.5;
     s.promptSyntax = "reference";  // diffusers' own prompt handling: same work on both sides
-    std::string raw;
+    std::string raw, mode = "txt2img";
     int threads = 0;
     const char* usage = "usage: dd_bench_run --model DIR [--steps N] [--size PX] [--cfg X] [--sampler NAME] "
                         "[--threads N] [--plan JSON] [--raw FILE]\n";
@@ -59,6 +81,7 @@ int main(int argc, char** argv) {
         else if (k == "--threads") threads = std::stoi(v);
         else if (k == "--plan") s.plan = nlohmann::json::parse(v).get<dd::api::MemoryPlan>();
         else if (k == "--raw") raw = v;
+        else if (k == "--mode") mode = v;
         else {
             std::cerr << "unknown option " << k << "\n";
             return 2;
@@ -69,11 +92,23 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (threads > 0) at::set_num_threads(threads);
+    dd::api::RunImages images;
+    if (mode == "inpaint") {
+        s.initImage = "bench-init", s.inpaint.mask = "bench-mask", s.inpaint.maskBlur = 0, s.strength = 0.75;
+        images.init = benchInitImage(s.width);
+        images.mask = benchMask(s.width);
+    } else if (mode == "hires") {
+        s.hires.enabled = true, s.hires.denoising = 0.6;
+        s.width = s.height = s.width / 2;
+    } else if (mode != "txt2img") {
+        std::cerr << "unknown mode " << mode << " (txt2img, inpaint, hires)\n";
+        return 2;
+    }
     dd::pipeline::Engine engine;
     dd::api::CancelToken cancel;
     FirstStep observer;
     observer.start = start;
-    const auto result = engine.generate(s, cancel, &observer);
+    const auto result = engine.generate(s, cancel, &observer, images);
     const double e2e = std::chrono::duration<double>(Clock::now() - start).count();
     auto steps = result.timings.stepSeconds;
     std::sort(steps.begin(), steps.end());

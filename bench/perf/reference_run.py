@@ -3,6 +3,10 @@
 line with the measures bench_run.cpp reports: load → first step done, seconds per UNet step (median), VAE
 decode, end to end, peak RSS.
     reference_run.py --model DIR [--steps N] [--size PX] [--cfg X] [--threads N] [--dtype fp32|bf16|fp16] [--raw F]
+                     [--mode txt2img|inpaint|hires]
+inpaint: StableDiffusionInpaintPipeline on bench_run.cpp's picture and mask at strength 0.75, then apply_overlay (what
+DiffusionDesk returns); hires: txt2img at half the size, its latents enlarged (bilinear, A1111's "Latent") and the
+img2img pipeline on them at strength 0.6 with a fresh generator: the loop fixtures_hires.py checks parity against.
 """
 import argparse
 import json
@@ -12,7 +16,18 @@ import time
 START = time.perf_counter()
 
 import torch  # noqa: E402  (imports count towards load time, as the C++ side's process start does)
-from diffusers import EulerDiscreteScheduler, StableDiffusionPipeline  # noqa: E402
+import numpy as np  # noqa: E402
+from diffusers import (EulerDiscreteScheduler, StableDiffusionImg2ImgPipeline, StableDiffusionInpaintPipeline,  # noqa: E402
+                       StableDiffusionPipeline)
+from PIL import Image  # noqa: E402
+
+
+def bench_images(size):
+    y, x = np.mgrid[0:size, 0:size]
+    init = np.stack([x * 255 // (size - 1), y * 255 // (size - 1), (x + y) * 127 // (size - 1)], -1).astype(np.uint8)
+    mask = np.zeros((size, size), np.uint8)
+    mask[size // 4:3 * size // 4, size // 4:3 * size // 4] = 255
+    return Image.fromarray(init), Image.fromarray(mask)
 
 
 def main():
@@ -24,6 +39,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--dtype", default="fp32")
     ap.add_argument("--raw")
+    ap.add_argument("--mode", default="txt2img", choices=["txt2img", "inpaint", "hires"])
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -68,10 +84,25 @@ def main():
 
     pipe.vae.decode = timed_decode
     g = torch.Generator("cpu").manual_seed(0)
+    prompt = dict(prompt="a lighthouse on a cliff at sunset, oil painting", num_inference_steps=a.steps,
+                  guidance_scale=a.cfg, callback_on_step_end=on_step)
     with torch.inference_mode():
-        img = pipe("a lighthouse on a cliff at sunset, oil painting", num_inference_steps=a.steps, height=a.size,
-                   width=a.size, guidance_scale=a.cfg, generator=g, output_type="np",
-                   callback_on_step_end=on_step).images[0]
+        if a.mode == "inpaint":
+            init, mask = bench_images(a.size)
+            inpaint = StableDiffusionInpaintPipeline(**pipe.components)
+            out = inpaint(**prompt, image=init, mask_image=mask, height=a.size, width=a.size, strength=0.75,
+                          generator=g, output_type="pil").images[0]
+            img = np.asarray(inpaint.image_processor.apply_overlay(mask, init, out)).astype(np.float32) / 255
+        elif a.mode == "hires":
+            half = a.size // 2
+            latents = pipe(**prompt, height=half, width=half, generator=g, output_type="latent").images
+            f = pipe.vae_scale_factor
+            upscaled = torch.nn.functional.interpolate(latents, size=(a.size // f, a.size // f), mode="bilinear")
+            second = StableDiffusionImg2ImgPipeline(**pipe.components)
+            img = second(**prompt, image=upscaled, strength=0.6, generator=torch.Generator("cpu").manual_seed(0),
+                         output_type="np").images[0]
+        else:
+            img = pipe(**prompt, height=a.size, width=a.size, generator=g, output_type="np").images[0]
     e2e = time.perf_counter() - START
     if a.raw:
         (img * 255).round().clip(0, 255).astype("uint8").tofile(a.raw)

@@ -9,7 +9,9 @@ fp32 FMA peak (fma_peak), and, with --precision bf16, the image difference to fp
 the images an earlier fp32 run of the same settings left in BUILD/vs_diffusers).
 
     bench/perf/vs_diffusers.py [--model DIR] [--steps 20] [--size 512] [--pairs 3] [--threads N]
-                               [--precision fp32|bf16|fp16] [--json FILE] [--smoke]
+                               [--precision fp32|bf16|fp16] [--mode txt2img|inpaint|hires] [--json FILE] [--smoke]
+--mode inpaint / hires: the same comparison for an inpainting (4-channel, strength 0.75) or a hires fix (half the
+size, then ×2 at denoising 0.6); see bench_run.cpp.
 --smoke: one tiny pair on the full-vocabulary tiny fixture model (fixtures/pipeline/tiny-sd1-e2e), for CI (checks the harness runs, asserts nothing
 about time).
 """
@@ -57,6 +59,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--mode", default="txt2img", choices=["txt2img", "inpaint", "hires"])
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--fixtures", help="the reference fixtures folder (--smoke; default BUILD/fixtures)")
@@ -71,7 +74,8 @@ def main():
     if not (model / "model_index.json").exists():
         subprocess.run([PY, HERE / "make_sd15_random.py", model], check=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS=str(a.threads))
-    common = ["--model", str(model), "--steps", str(a.steps), "--size", str(a.size), "--threads", str(a.threads)]
+    common = ["--model", str(model), "--steps", str(a.steps), "--size", str(a.size), "--threads", str(a.threads),
+              "--mode", a.mode]
     plan = json.dumps({"precision": a.precision, "attention": "sdpa"})
     ours = [str(Path(a.build) / "bin/dd_bench_run"), *common, "--plan", plan]
     theirs = [PY, str(HERE / "reference_run.py"), *common, "--dtype", a.precision]
@@ -82,7 +86,7 @@ def main():
     images.mkdir(parents=True, exist_ok=True)
 
     def image(name, precision):
-        return images / f"{model.name}_{a.size}px_{a.steps}steps_{name}_{precision}.rgb"
+        return images / f"{model.name}_{a.mode}_{a.size}px_{a.steps}steps_{name}_{precision}.rgb"
 
     for i in range(a.pairs):
         for name, cmd in (("diffusiondesk", ours), ("diffusers", theirs)):
@@ -93,7 +97,7 @@ def main():
                                      text=True, check=True).stdout)
 
     report = {"settings": vars(a), "fma_peak_gflops": peak["gflops"], "runs": rows, "medians": {}, "ratios": {}}
-    print(f"\n{a.size}², {a.steps} steps, Euler, CFG 7.5, batch 1, {a.precision}, {a.threads} threads, "
+    print(f"\n{a.mode}, {a.size}², {a.steps} steps, Euler, CFG 7.5, batch 1, {a.precision}, {a.threads} threads, "
           f"{a.pairs} pairs (A B A B …)\n")
     print("| measure | DiffusionDesk (median) | diffusers (median) | ratio per pair | median ratio |")
     print("| --- | --- | --- | --- | --- |")
@@ -106,7 +110,9 @@ def main():
         print(f"| {m} | {fmt(m, statistics.median(ours_v))} | {fmt(m, statistics.median(ref_v))} | "
               f"{', '.join(f'{r:.2f}' for r in ratios)} | {statistics.median(ratios):.2f} |")
     flop = UNET_STEP_TFLOP_512_CFG * 1e12 * (a.size / 512) ** 2  # convolutions scale with pixels (attention faster)
-    for name in ([] if a.smoke else rows):  # the FLOP count is SD 1.5's: meaningless for the tiny smoke model
+    # The FLOP count is one SD 1.5 step at --size: meaningless for the tiny smoke model, and for a hires run, whose
+    # median step is a first-pass step at half the size.
+    for name in ([] if a.smoke or a.mode == "hires" else rows):
         step = report["medians"]["step_s"][name]
         gflops = flop / step / 1e9
         report[f"{name}_unet_gflops"] = gflops
