@@ -8,7 +8,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPushButton>
 
 namespace dd::ui {
 namespace {
@@ -49,16 +48,7 @@ ControlNetPanel::ControlNetPanel(QWidget* parent) : QGroupBox(tr("ControlNet"), 
     m_more->hide();
 
     auto row = [this](QLineEdit* edit, const QString& caption, const QString& filter, bool folder) {
-        auto* box = new QHBoxLayout;
-        auto* browse = new QPushButton(tr("…"));
-        browse->setMaximumWidth(32);
-        connect(browse, &QPushButton::clicked, this, [=, this] {
-            const QString path = chooseOpenPath(this, caption, filter, folder);
-            if (!path.isEmpty()) edit->setText(path);
-        });
-        box->addWidget(edit, 1);
-        box->addWidget(browse);
-        return box;
+        return pathRow(this, edit, caption, filter, folder);
     };
     auto* range = new QHBoxLayout;
     range->addWidget(m_start);

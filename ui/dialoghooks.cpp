@@ -3,6 +3,9 @@
 #include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 
 #include <optional>
@@ -41,5 +44,19 @@ QString chooseOpenPath(QWidget* parent, const QString& caption, const QString& f
 }
 
 void setNextChosenPath(const QString& path) { nextPath() = path; }
+
+QHBoxLayout* pathRow(QWidget* owner, QLineEdit* edit, const QString& caption, const QString& filter, bool folder,
+                     const QString& purpose) {
+    auto* box = new QHBoxLayout;
+    auto* browse = new QPushButton(QStringLiteral("…"));
+    browse->setMaximumWidth(32);
+    QObject::connect(browse, &QPushButton::clicked, owner, [=] {
+        const QString path = chooseOpenPath(owner, caption, filter, folder, purpose);
+        if (!path.isEmpty()) edit->setText(path);
+    });
+    box->addWidget(edit, 1);
+    box->addWidget(browse);
+    return box;
+}
 
 } // namespace dd::ui

@@ -6,6 +6,8 @@
 #include <functional>
 
 class QDialog;
+class QHBoxLayout;
+class QLineEdit;
 class QWidget;
 
 namespace dd::ui {
@@ -20,5 +22,8 @@ void setDialogHandler(std::function<int(QDialog*)> handler);  // {} restores exe
 QString chooseOpenPath(QWidget* parent, const QString& caption, const QString& filter, bool folder,
                        const QString& purpose = QStringLiteral("files"));
 void setNextChosenPath(const QString& path);
+// `edit` with a "…" button beside it that fills it through chooseOpenPath: the path rows of the settings column.
+QHBoxLayout* pathRow(QWidget* owner, QLineEdit* edit, const QString& caption, const QString& filter, bool folder,
+                     const QString& purpose = QStringLiteral("files"));
 
 } // namespace dd::ui

@@ -9,7 +9,6 @@
 #include <QHBoxLayout>
 #include <QImageReader>
 #include <QLineEdit>
-#include <QPushButton>
 #include <QSpinBox>
 
 namespace dd::ui {
@@ -46,16 +45,7 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     m_content->setToolTip(tr("What the repainted area starts from"));
 
     auto row = [this](QLineEdit* edit, const QString& caption, const QString& filter) {
-        auto* box = new QHBoxLayout;
-        auto* browse = new QPushButton(tr("…"));
-        browse->setMaximumWidth(32);
-        connect(browse, &QPushButton::clicked, this, [=, this] {
-            const QString path = chooseOpenPath(this, caption, filter, false, "initImage");
-            if (!path.isEmpty()) edit->setText(path);
-        });
-        box->addWidget(edit, 1);
-        box->addWidget(browse);
-        return box;
+        return pathRow(this, edit, caption, filter, false, "initImage");
     };
     auto side = [](const char* name, const QString& tip) {
         auto* s = new QSpinBox;

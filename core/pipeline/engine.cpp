@@ -20,6 +20,7 @@
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
 #include "core/pipeline/engine_test_hooks.h"
+#include "core/pipeline/hires.h"
 #include "core/pipeline/inpaint.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/memory_prediction.h"
@@ -703,18 +704,6 @@ private:
         return runSteps(m, cond2, *second, x, cut.beginIndex, secondEnd, unetDtype, fresh, int(firstSteps), all, BaseControl{});
     }
 
-    // A1111's latent upscalers: torch's interpolate in the mode (and antialiasing) its name says.
-    static torch::Tensor upscaleLatents(const torch::Tensor& latents, int64_t h, int64_t w, const std::string& upscaler) {
-        namespace F = torch::nn::functional;
-        auto o = F::InterpolateFuncOptions().size(std::vector<int64_t>{h, w});
-        if (upscaler == "Latent (nearest)") return F::interpolate(latents, o.mode(torch::kNearest));
-        if (upscaler == "Latent (nearest-exact)") return F::interpolate(latents, o.mode(torch::kNearestExact));
-        const bool bicubic = upscaler.find("bicubic") != std::string::npos;
-        const bool antialias = upscaler.find("antialiased") != std::string::npos;
-        o = bicubic ? o.mode(torch::kBicubic) : o.mode(torch::kBilinear);
-        return F::interpolate(latents, o.align_corners(false).antialias(antialias));
-    }
-
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
     // (img2img; `begin` becomes that step), or an inpainting's start (inpaintLatents).
     torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
@@ -782,14 +771,9 @@ private:
         } else {
             for (auto& g : gens) torch::randn({1, shape[1], shape[2], shape[3]}, g, torch::kFloat32);
         }
-        namespace F = torch::nn::functional;
-        in.latentMask = F::interpolate(binary, F::InterpolateFuncOptions().size(std::vector<int64_t>{shape[2], shape[3]}).mode(torch::kNearest))
-                            .repeat({s.batchSize, 1, 1, 1});
-        // A1111's "Masked content" on the init latents of the repainted region: nothing, or the run's own noise.
-        if (in.imageLatents.defined() && s.inpaint.maskedContent != "original") {
-            in.imageLatents = in.imageLatents * (1 - in.latentMask);
-            if (s.inpaint.maskedContent == "latent noise") in.imageLatents += in.noise * in.latentMask;
-        }
+        in.latentMask = latentMaskOf(binary, shape[2], shape[3], s.batchSize);
+        if (in.imageLatents.defined())
+            in.imageLatents = withMaskedContent(in.imageLatents, in.noise, in.latentMask, s.inpaint.maskedContent);
         auto latents = strengthMax ? in.noise * scheduler.initNoiseSigma() : scheduler.addNoise(in.imageLatents, in.noise, begin);
         m_inpaint = std::move(in);
         return latents;

@@ -15,6 +15,18 @@ torch::Tensor binaryMask(const api::Image& mask) {
     return rgb.select(2, 0).ge(128).to(torch::kFloat32).unsqueeze(0).unsqueeze(0).contiguous();
 }
 
+torch::Tensor latentMaskOf(const torch::Tensor& binary, int64_t h, int64_t w, int64_t batch) {
+    namespace F = torch::nn::functional;
+    return F::interpolate(binary, F::InterpolateFuncOptions().size(std::vector<int64_t>{h, w}).mode(torch::kNearest)).repeat({batch, 1, 1, 1});
+}
+
+torch::Tensor withMaskedContent(const torch::Tensor& imageLatents, const torch::Tensor& noise, const torch::Tensor& latentMask,
+                                const std::string& content) {
+    if (content == "original") return imageLatents;
+    const auto kept = imageLatents * (1 - latentMask);
+    return content == "latent noise" ? kept + noise * latentMask : kept;
+}
+
 torch::Tensor InpaintLatents::unetInput(const torch::Tensor& scaled, bool cfg) const {
     if (!concat) return scaled;
     const auto mask = cfg ? torch::cat({latentMask, latentMask}) : latentMask;

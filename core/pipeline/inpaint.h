@@ -8,6 +8,8 @@
 
 #include <torch/torch.h>
 
+#include <string>
+
 namespace dd::sched {
 class Scheduler;
 }
@@ -16,6 +18,13 @@ namespace dd::pipeline {
 
 // [1, 1, H, W] float32 on the CPU: 1 where `mask` (grey: channel 0 is read) is >= 128, the pixels to repaint.
 torch::Tensor binaryMask(const api::Image& mask);
+// That mask at latent size h × w for each of `batch` images, sampled nearest as diffusers' prepare_mask_latents does.
+torch::Tensor latentMaskOf(const torch::Tensor& binary, int64_t h, int64_t w, int64_t batch);
+// A1111's "Masked content" on the init latents of the repainted region: "original" keeps them, "latent nothing"
+// zeroes them, "latent noise" puts the run's own noise there.
+torch::Tensor withMaskedContent(const torch::Tensor& imageLatents, const torch::Tensor& noise, const torch::Tensor& latentMask,
+                                const std::string& content);
+
 
 // What the denoising loop needs of an inpainting run (all float32, on the latents' device).
 struct InpaintLatents {

@@ -65,6 +65,17 @@ QStringList generateAndSave(MainWindow& w) {
     return saved.at(0).at(0).toStringList();
 }
 
+void setUp(MainWindow& w);
+
+// A first picture made and sent to img2img (the canvas bar's action): its file, "" when it could not be made.
+QString generateAndSendToImg2Img(MainWindow& w) {
+    if (!QTest::qWaitFor([&] { return w.modelPicker()->loadedModel() == kDemo; }, 60000)) return {};
+    setUp(w);
+    const QString source = generateAndSave(w).value(0);
+    if (!source.isEmpty()) w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
+    return source;
+}
+
 void setUp(MainWindow& w) {
     w.findChild<QSpinBox*>("steps")->setValue(2);
     w.findChild<QSpinBox*>("width")->setValue(64);
@@ -291,11 +302,8 @@ private slots:
     // Verify reruns it identically from those files.
     void sendToImg2ImgAndInpaint() {
         MainWindow w({});
-        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
-        setUp(w);
-        const QString source = generateAndSave(w).value(0);
+        const QString source = generateAndSendToImg2Img(w);
         QVERIFY(!source.isEmpty());
-        w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
         auto* panel = w.findChild<QGroupBox*>("imageInputPanel");
         QVERIFY(panel->isChecked());
         QCOMPARE(w.findChild<QLineEdit*>("initImage")->text(), source);
@@ -340,11 +348,8 @@ private slots:
     // (with its overlap and blur) does not reach, and the sidecar records the extension.
     void outpaintFromTheWindow() {
         MainWindow w({});
-        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
-        setUp(w);
-        const QString source = generateAndSave(w).value(0);
+        const QString source = generateAndSendToImg2Img(w);
         QVERIFY(!source.isEmpty());
-        w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
         w.findChild<QSpinBox*>("outpaintRight")->setValue(30);  // grows to 32: a multiple of 8
         QCOMPARE(w.imageInputPanel()->summary(), QString("outpaint to 96×64"));
         const QStringList files = generateAndSave(w);
