@@ -67,12 +67,14 @@ api::GenerationSettings settingsOf(const std::string& text, const BatchOptions& 
         }
         s.refiner.model = settings::resolveRestoredRefiner(s.refiner.model, s.refiner.hash, o.modelFolders);
     } else {
-        // A job file is the user's own: its model and init image paths are used as written. The sidecar reader
-        // holds the range and type checks.
+        // A job file is the user's own: its model, init image and mask paths are used as written. The sidecar
+        // reader holds the range and type checks.
         const settings::Sidecar sc = settings::readSidecar(json{{"schema", settings::kSidecarSchema}, {"settings", j}}.dump());
         s = sc.settings;
         s.model = j.value("model", std::string());
         s.initImage = j.value("init_image", std::string());
+        if (const auto inpaint = j.find("inpaint"); inpaint != j.end() && inpaint->is_object())
+            s.inpaint.mask = inpaint->value("mask", std::string());
     }
     if (!o.model.empty()) s.model = o.model;
     if (s.model.empty()) throw std::invalid_argument("no model (give \"model\" in the line or --model)");

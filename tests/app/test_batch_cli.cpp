@@ -132,6 +132,39 @@ private slots:
         QCOMPARE(images(dir).size(), 1);
     }
 
+    // A job line can inpaint: its init image and mask paths are used as written, and the result's sidecar
+    // records both with their SHA-256.
+    void jobLineInpaints() {
+        QTemporaryDir tmp;
+        QDir dir(tmp.path());
+        auto write = [&](const QString& name, const QByteArray& header, const QByteArray& pixels) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(header + pixels);
+        };
+        write("wall.ppm", "P6\n64 64\n255\n", QByteArray(64 * 64 * 3, char(100)));
+        write("door.pgm", "P5\n64 64\n255\n", QByteArray(64 * 32, char(255)) + QByteArray(64 * 32, char(0)));
+        QFile f(dir.filePath("jobs.jsonl"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QString(R"({"model": "demo:tiny-sd1", "prompt": "a door", "steps": 2, "width": 64, "height": 64, )"
+                        R"("init_image": "%1", "strength": 0.8, "inpaint": {"mask": "%2", "mask_blur": 0}})" "\n")
+                    .arg(dir.filePath("wall.ppm"), dir.filePath("door.pgm")).toUtf8());
+        f.close();
+        const QString out = dir.filePath("out");
+        QVERIFY(dir.mkdir("out"));
+        const Run r = cli({"batch", dir.filePath("jobs.jsonl"), "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QStringList made = QDir(out).entryList({"*.json"}, QDir::Files);
+        QCOMPARE(made.size(), 1);
+        QFile sidecar(QDir(out).filePath(made.first()));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        const auto sc = dd::settings::readSidecar(sidecar.readAll().toStdString());
+        QCOMPARE(sc.settings.inpaint.maskHash.size(), size_t(64));
+        QCOMPARE(sc.settings.initImageHash.size(), size_t(64));
+        QVERIFY2(QString::fromStdString(sc.settings.inpaint.mask).endsWith(".mask.pgm"), sc.settings.inpaint.mask.c_str());  // kept beside
+        QVERIFY(QFile::exists(QDir(out).filePath(QString::fromStdString(sc.settings.inpaint.mask))));
+    }
+
     // Determinism mode: nothing time-dependent in the PNG, so --from gives the same bytes.
     void fromReproducesBytes() {
         QTemporaryDir tmp;
