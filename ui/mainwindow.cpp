@@ -134,6 +134,19 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     });
     hiresSummary();
     settingsLayout->addWidget(hiresSection);
+    // The hires fix is for txt2img: switching one on switches the other off, rather than Generate failing later.
+    connect(m_hires, &QGroupBox::toggled, this, [this](bool on) {
+        if (on && m_imageInput->isChecked()) {
+            m_imageInput->setChecked(false);
+            statusBar()->showMessage(tr("Hires fix on: the run starts from noise again (Start from an image is off)"), 6000);
+        }
+    });
+    connect(m_imageInput, &QGroupBox::toggled, this, [this](bool on) {
+        if (on && m_hires->isChecked()) {
+            m_hires->setChecked(false);
+            statusBar()->showMessage(tr("Starting from an image: the hires fix is off (it is for txt2img)"), 6000);
+        }
+    });
     auto* controlNetSection = new Section(tr("ControlNet"), m_controlNet, this);
     auto controlNetSummary = [this, controlNetSection] {
         controlNetSection->setSummary(m_controlNet->isChecked() ? tr("on") : tr("off"));

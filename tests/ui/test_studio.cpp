@@ -429,6 +429,12 @@ private slots:
         QVERIFY(w.restoreFromFile(files.at(0)));
         QVERIFY(panel->isChecked());
         QCOMPARE(w.findChild<QDoubleSpinBox*>("hiresScale")->value(), 1.5);
+        // Starting from an image switches the hires fix off (it is for txt2img), and the other way round.
+        w.findChild<QAction*>("canvasSendToImg2Img")->trigger();
+        QVERIFY(!panel->isChecked());
+        panel->setChecked(true);
+        QVERIFY(!w.findChild<QGroupBox*>("imageInputPanel")->isChecked());
+        QVERIFY(w.currentSettings().initImage.empty());
     }
 
     void favouritesRatingsFiltersAndAWatchedFolder() {
