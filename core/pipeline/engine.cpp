@@ -255,6 +255,13 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     return nets;
 }
 
+// Image i of a batch draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
+std::vector<at::Generator> imageGenerators(const api::GenerationSettings& s) {
+    std::vector<at::Generator> gens;
+    for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+    return gens;
+}
+
 // A hires fix whose decode at the large size is predicted not to fit the preset's budget (without a shipped preset:
 // the compute device's memory) decodes in tiles from the start, rather than after an out-of-memory error.
 void tileHiresDecodeIfNeeded(api::GenerationSettings& s, const std::vector<std::string>& loraFolders, std::vector<std::string>& warnings) {
@@ -641,9 +648,7 @@ private:
         const bool refine = s.refiner.enabled();
         if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const Conditioning cond = batchConditioning(*m_prompts, m, s, m_cfg, s.batchSize, unetDtype, device());
-        // Image i draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
-        std::vector<at::Generator> gens;
-        for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+        std::vector<at::Generator> gens = imageGenerators(s);
         sched::NoiseSource noise(gens);
         const nlohmann::json overrides = api::schedulerOverrides(s);
         auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, overrides);
@@ -693,8 +698,7 @@ private:
         const api::Size to = api::hiresSize(s);
         const int64_t f = m.vaeScaleFactor();
         const auto upscaled = upscaleLatents(base, to.height / f, to.width / f, h.upscaler);
-        std::vector<at::Generator> gens;
-        for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+        std::vector<at::Generator> gens = imageGenerators(s);
         sched::NoiseSource fresh(gens);
         const auto x = second->addNoise(upscaled, fresh.randn(upscaled.sizes(), torch::kFloat32, device()), cut.beginIndex);
         api::GenerationSettings large = s;
@@ -732,13 +736,8 @@ private:
     // same noise as a 4-channel model's would.
     InpaintLatents repaintEverything(const std::vector<int64_t>& shape) {
         SdModel& m = model();
-        const Placement& placed = m.placement;
-        const memory::NetworkUse onDevice(m_res.of(m.vae.get()));
-        const auto grey = torch::zeros({1, 3, s.height, s.width}, torch::kFloat32);
-        const auto mean = m.vae->encode(toNet(grey, placed.vae, placed.computeDeviceOf("vae", device())),
-                                        {plan().vaeSlicing, plan().vaeTiling, plan().vaeTileSize})
-                              .mean.to(device(), torch::kFloat32);
-        doneWith({m.vae.get()});
+        const int64_t f = m.vaeScaleFactor();
+        const auto mean = encode(torch::zeros({1, 3, shape[2] * f, shape[3] * f}, torch::kFloat32)).mean.to(device());
         InpaintLatents in;
         in.concat = true;
         in.latentMask = torch::ones({shape[0], 1, shape[2], shape[3]}, torch::TensorOptions(torch::kFloat32).device(device()));
@@ -779,19 +778,24 @@ private:
         return latents;
     }
 
-    // The scaled latents of `pixels` ([1, 3, H, W] in [-1, 1]) for each image of the batch, each sampled with its
-    // own generator (in fp32, so the noise drawn is the same whatever the VAE's precision).
-    torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<at::Generator>& gens) {
+    // The VAE's latent distribution of `pixels` ([1, 3, H, W] in [-1, 1]), in fp32 on the VAE's device.
+    nn::LatentDist encode(const torch::Tensor& pixels) {
         SdModel& m = model();
         const Placement& placed = m.placement;
         const memory::NetworkUse onDevice(m_res.of(m.vae.get()));
         const auto x = toNet(pixels, placed.vae, placed.computeDeviceOf("vae", device()));
         const auto dist = m.vae->encode(x, {plan().vaeSlicing, plan().vaeTiling, plan().vaeTileSize});
         doneWith({m.vae.get()});
-        const nn::LatentDist dist32{dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
+        return {dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
+    }
+
+    // The scaled latents of `pixels` for each image of the batch, each sampled with its own generator (in fp32, so
+    // the noise drawn is the same whatever the VAE's precision).
+    torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<at::Generator>& gens) {
+        const nn::LatentDist dist = encode(pixels);
         std::vector<torch::Tensor> encoded;
-        for (int64_t i = 0; i < s.batchSize; ++i) encoded.push_back(dist32.sample(gens[size_t(i)]));
-        return torch::cat(encoded).to(device()) * m.vae->config().scalingFactor;
+        for (int64_t i = 0; i < s.batchSize; ++i) encoded.push_back(dist.sample(gens[size_t(i)]));
+        return torch::cat(encoded).to(device()) * model().vae->config().scalingFactor;
     }
 
     // Inputs go where the network is: the UNet's device, or the VAE's (`on`) under a balanced placement.
