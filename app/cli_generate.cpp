@@ -323,14 +323,12 @@ void Generate::resolveRestored(const std::string& outFolder) {
     }
 }
 
-// The size of the extended init image; right and bottom grow so that it is a multiple of 8.
+// The size of the extended init image (api::fitOutpaint).
 void Generate::fitSizeToOutpaint() {
     const api::Image init = imaging::readImage(s.initImage);
-    auto& o = s.outpaint;
-    o.right += (8 - (init.width + o.left + o.right) % 8) % 8;
-    o.bottom += (8 - (init.height + o.top + o.bottom) % 8) % 8;
-    s.width = init.width + o.left + o.right;
-    s.height = init.height + o.top + o.bottom;
+    const api::Size size = api::fitOutpaint(s.outpaint, init.width, init.height);
+    s.width = size.width;
+    s.height = size.height;
 }
 
 // No model named: the built-in one, at its own size and guidance scale unless given (as the app does).

@@ -107,10 +107,9 @@ void ImageInputPanel::apply(api::GenerationSettings& s) const {
     if (!s.inpaint.mask.empty()) return;  // both: Generate says that outpainting makes its own mask
     const QSize size = QImageReader(image).size();
     if (!size.isValid()) return;  // unreadable: Generate names the file
-    o.right += (8 - (size.width() + o.left + o.right) % 8) % 8;
-    o.bottom += (8 - (size.height() + o.top + o.bottom) % 8) % 8;
-    s.width = size.width() + o.left + o.right;
-    s.height = size.height() + o.top + o.bottom;
+    const api::Size extended = api::fitOutpaint(o, size.width(), size.height());
+    s.width = extended.width;
+    s.height = extended.height;
 }
 
 void ImageInputPanel::setFrom(const api::GenerationSettings& s) {

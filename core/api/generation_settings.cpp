@@ -221,6 +221,12 @@ Size hiresSize(const GenerationSettings& s) {
     return {int(s.width * h.scale) / 8 * 8, int(s.height * h.scale) / 8 * 8};
 }
 
+Size fitOutpaint(OutpaintSetting& o, int imageWidth, int imageHeight) {
+    o.right += (8 - (imageWidth + o.left + o.right) % 8) % 8;
+    o.bottom += (8 - (imageHeight + o.top + o.bottom) % 8) % 8;
+    return {imageWidth + o.left + o.right, imageHeight + o.top + o.bottom};
+}
+
 bool isOutpaintFill(const std::string& v) { return v == "edge" || v == "mirror" || v == "blur" || v == "noise"; }
 
 bool isMaskedContent(const std::string& v) {

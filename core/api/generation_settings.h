@@ -150,6 +150,9 @@ struct Size {
     int width = 0, height = 0;
 };
 Size hiresSize(const GenerationSettings& s);
+// The size an outpainting of an image_width × image_height picture runs at; grows o.right and o.bottom so that it
+// is a multiple of 8.
+Size fitOutpaint(OutpaintSetting& o, int imageWidth, int imageHeight);
 // The outpainting pre-fills: "edge", "mirror", "blur", "noise".
 bool isOutpaintFill(const std::string& v);
 // A1111's "Masked content" values DiffusionDesk computes (not A1111's pixel "fill").
