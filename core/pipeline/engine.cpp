@@ -698,6 +698,8 @@ private:
         const api::Size to = api::hiresSize(s);
         const int64_t f = m.vaeScaleFactor();
         const auto upscaled = upscaleLatents(base, to.height / f, to.width / f, h.upscaler);
+        // An inpainting UNet repaints everything again, at the second pass's size.
+        if (m_inpaint) m_inpaint = repaintEverything(upscaled.sizes().vec());
         std::vector<at::Generator> gens = imageGenerators(s);
         sched::NoiseSource fresh(gens);
         const auto x = second->addNoise(upscaled, fresh.randn(upscaled.sizes(), torch::kFloat32, device()), cut.beginIndex);

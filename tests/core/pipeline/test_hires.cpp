@@ -89,6 +89,16 @@ private slots:
         QCOMPARE(observer.steps, s.steps + int(hiresSteps * s.hires.denoising));
     }
 
+    // A 9-channel inpainting UNet runs the fix too: its all-repaint mask follows the second pass's size.
+    void anInpaintingUnetRunsBothPasses() {
+        auto s = hiresCase(m_cases.at(0).toObject());
+        s.model = (QString(DD_FIXTURES_DIR) + "/inpaint/tiny-sd1-inpaint-e2e").toStdString();
+        pipeline::Engine engine;
+        api::CancelToken cancel;
+        const auto r = engine.generate(s, cancel, nullptr);
+        QCOMPARE(r.images.at(0).width, api::hiresSize(s).width);
+    }
+
     void predictionCoversTheSecondPassAndTilesADecodeThatWouldNotFit() {
         api::GenerationSettings s;
         s.model = pipeline::kDemoModel;
