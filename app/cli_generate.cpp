@@ -8,7 +8,7 @@
 #include "core/memory/preset_settings.h"
 #include "core/memory/shipped_presets.h"
 #include "core/pipeline/engine.h"
-#include "core/pipeline/lora_search.h"
+#include "core/pipeline/model_search.h"
 #include "core/pipeline/memory_prediction.h"
 #include "core/resources.h"
 #include "core/sched/scheduler.h"

@@ -168,20 +168,6 @@ std::string torchVersion() {
            std::to_string(TORCH_VERSION_PATCH);
 }
 
-// "auto" = the first CUDA device when there is one, else the CPU. (Asking loads CUDA's backend where a driver is.)
-torch::Device resolveDevice(const std::string& wanted) {
-    if (wanted == "cpu") return torch::kCPU;
-    const int devices = memory::cudaDeviceCount();
-    if (wanted == "auto") return devices > 0 ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-    const torch::Device d(wanted);  // "cuda", "cuda:1"
-    if (devices == 0)
-        throw std::invalid_argument("the memory plan asks for device '" + wanted + "' but no CUDA device is available (use auto or cpu)");
-    if (d.has_index() && d.index() >= devices)
-        throw std::invalid_argument("the memory plan asks for device '" + wanted + "' but only " +
-                                    std::to_string(devices) + " CUDA device(s) exist");
-    return d.has_index() ? d : torch::Device(torch::kCUDA, 0);
-}
-
 torch::ScalarType dtypeOf(api::Precision p) {
     switch (p) {
     case api::Precision::FP16: return torch::kHalf;
@@ -230,7 +216,7 @@ OffloadSetup offloadSetupFor(const api::MemoryPlan& plan, const std::string& mod
         return {{plan, p.device, false, p.labelOf("unet", p.device.str())}, p.device, p,
                 offloadKey(plan, false) + "/balanced " + placementSummary(p)};
     }
-    const torch::Device device = resolveDevice(plan.device);
+    const torch::Device device = nn::resolveDevice(plan.device);
     const bool offload = (device.is_cuda() || hooks.offloadOnCpu) && plan.offload != api::Offload::None;
     const std::string label = device.is_cpu() && hooks.offloadOnCpu ? "compute" : device.str();
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;

@@ -5,56 +5,10 @@
 #include "core/text/prompt_parser.h"
 #include "core/text/text_input.h"
 
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 namespace dd::pipeline {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::vector<std::string> searchFolders(const std::vector<std::string>& folders) {
-    std::vector<std::string> all = folders;
-    if (const char* env = std::getenv("DD_LORA_PATH")) {
-        std::stringstream in(env);
-        for (std::string dir; std::getline(in, dir, ':');)
-            if (!dir.empty()) all.push_back(dir);
-    }
-    return all;
-}
-
-std::string joined(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
-
-} // namespace
-
-std::string findLoraFile(const std::string& name, const std::vector<std::string>& folders, bool allowPath) {
-    std::error_code ec;
-    if (allowPath) {
-        for (const std::string& p : {name, name + ".safetensors"})
-            if (fs::is_regular_file(p, ec)) return p;
-    } else if (name.find_first_of("/\\") != std::string::npos || name.find("..") != std::string::npos) {
-        throw std::invalid_argument("<lora:" + name + "> names a path; prompt tags name a file in the LoRA folders "
-                                    "(give a path with --lora instead)");
-    }
-    const auto dirs = searchFolders(folders);
-    const std::string want = name + ".safetensors";
-    for (const auto& dir : dirs) {
-        // A1111 looks through sub-folders too; the first match in sorted order wins.
-        std::vector<fs::path> hits;
-        for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-            if (it->is_regular_file(ec) && (it->path().filename() == want || it->path().filename() == name)) hits.push_back(it->path());
-        std::sort(hits.begin(), hits.end());
-        if (!hits.empty()) return hits.front().string();
-    }
-    throw std::invalid_argument("LoRA '" + name + "' not found (looked for " + want + " in " +
-                                (dirs.empty() ? std::string("no LoRA folder: pass --lora-dir or set DD_LORA_PATH") : joined(dirs)) + ")");
-}
 
 const LoraStack::Cached& LoraStack::load(const std::string& path) {
     std::error_code ec;

@@ -7,7 +7,7 @@
 #include "core/api/generation_settings.h"
 #include "core/io/lora_file.h"
 #include "core/nn/lora.h"
-#include "core/pipeline/lora_search.h"
+#include "core/pipeline/model_search.h"
 
 #include <functional>
 #include <map>

@@ -7,7 +7,7 @@
 #include "core/io/lora_file.h"
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
-#include "core/pipeline/lora_search.h"
+#include "core/pipeline/model_search.h"
 #include "core/pipeline/sd_model.h"
 #include "core/text/text_input.h"
 
