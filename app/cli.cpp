@@ -14,7 +14,8 @@ namespace dd::cli {
 const std::vector<CommandEntry>& commands() {
     static const std::vector<CommandEntry> list = {
         {"inspect", makeInspectCommand}, {"generate", makeGenerateCommand}, {"batch", makeBatchCommand},
-        {"verify", makeVerifyCommand},   {"bench", makeBenchCommand},       {"completion", makeCompletionCommand},
+        {"upscale", makeUpscaleCommand}, {"verify", makeVerifyCommand},     {"bench", makeBenchCommand},
+        {"completion", makeCompletionCommand},
     };
     return list;
 }

@@ -1,5 +1,6 @@
 // diffusiondesk-cli as a user runs it: a report on good input, one clear line and a non-zero exit on bad.
 #include "core/library/library.h"
+#include "imaging/png.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -48,7 +49,7 @@ private slots:
     // `COMMAND --help` anywhere on the line prints that command's usage and exits 0; so does --version.
     void everyCommandExplainsItself() {
         const QStringList names = commands();
-        for (const char* expected : {"inspect", "generate", "batch", "verify", "bench", "completion"}) QVERIFY2(names.contains(expected), expected);
+        for (const char* expected : {"inspect", "generate", "batch", "upscale", "verify", "bench", "completion"}) QVERIFY2(names.contains(expected), expected);
         for (const QString& name : names) {
             const Run help = cli({name, "--help"});
             QVERIFY2(help.code == 0 && help.err.isEmpty(), qPrintable(name + ": " + help.err));
@@ -199,6 +200,63 @@ private slots:
         QVERIFY(r.code != 0);
         QVERIFY2(r.err.startsWith("error: ") && r.err.contains(expected), qPrintable(r.err));
         QCOMPARE(r.err.count('\n'), 1);  // one line
+    }
+
+    // `upscale` computes spandrel's picture (tiles whose overlap covers the network's reach change nothing), keeps
+    // the source's generation parameters and adds A1111's "extras" chunk; an upscaler is found by name too.
+    void upscalesAsSpandrel() {
+        const QString fixtures = QString(DD_FIXTURES_DIR) + "/upscalers";
+        QTemporaryDir dir;
+        const QString out = dir.filePath("big.png");
+        const Run r = cli({"upscale", fixtures + "/compact-4x.input.png", "--model", "compact-4x", "--upscaler-dir", fixtures,
+                           "--tile", "8", "--overlap", "8", "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("image:      22x20 -> 88x80") && r.out.contains("RealESRGAN Compact"), qPrintable(r.out));
+        QVERIFY2(r.err.contains("tile 9/9"), qPrintable(r.err));
+        const auto got = dd::imaging::readImage(out.toStdString());
+        const auto want = dd::imaging::readImage((fixtures + "/compact-4x.expected.png").toStdString());
+        QCOMPARE(got.width, want.width);
+        QCOMPARE(got.height, want.height);
+        int worst = 0;
+        for (size_t i = 0; i < got.rgb.size(); ++i) worst = std::max(worst, std::abs(int(got.rgb[i]) - int(want.rgb[i])));
+        QVERIFY2(worst <= 1, qPrintable(QString("largest difference %1/255").arg(worst)));
+        const auto text = dd::imaging::readPngText(out.toStdString());
+        QCOMPARE(QString::fromStdString(text.at("parameters")), QString("a lighthouse\nSteps: 20, Sampler: Euler a, Seed: 7, Size: 22x20"));
+        QCOMPARE(QString::fromStdString(text.at("extras")), QString("Postprocess upscale by: 4, Postprocess upscaler: compact-4x"));
+    }
+
+    // Each bad input is one line naming the file and the problem, and no output file appears.
+    void upscaleRefusesBadInput_data() {
+        const QString fixtures = QString(DD_FIXTURES_DIR) + "/upscalers";
+        const QString image = fixtures + "/compact-4x.input.png", model = fixtures + "/compact-2x.safetensors";
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("unknown architecture") << QStringList{image, "--model", fixtures + "/unknown-architecture.safetensors"}
+                                              << "unknown-architecture.safetensors";
+        QTest::newRow("pickle") << QStringList{image, "--model", QString(DD_FIXTURES_DIR) + "/upscalers/cases.json.pth"}
+                                << "never unpickles";
+        QTest::newRow("not an image") << QStringList{fixtures + "/cases.json", "--model", model} << "cannot read as an image";
+        QTest::newRow("name not found") << QStringList{image, "--model", "4x-UltraSharp", "--upscaler-dir", fixtures}
+                                        << "upscaler '4x-UltraSharp' not found (looked for 4x-UltraSharp.safetensors in";
+        QTest::newRow("SD checkpoint") << QStringList{image, "--model", QString(DD_FIXTURES_DIR) + "/models/tiny-sdxl.safetensors"}
+                                       << "tiny-sdxl.safetensors";
+    }
+    void upscaleRefusesBadInput() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString pickle = QString(DD_FIXTURES_DIR) + "/upscalers/cases.json.pth";
+        if (args.contains(pickle)) {  // a pickle is refused by its name, before anything reads it
+            args.replace(args.indexOf(pickle), dir.filePath("4x-model.pth"));
+            QFile f(dir.filePath("4x-model.pth"));
+            QVERIFY(f.open(QIODevice::WriteOnly) && f.write("PK\x03\x04") == 4);
+        }
+        const QString out = dir.filePath("big.png");
+        const Run r = cli(QStringList{"upscale"} + args + QStringList{"--out", out});
+        QVERIFY(r.code != 0);
+        QVERIFY2(r.err.startsWith("error: ") && r.err.contains(expected), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY(!QFile::exists(out));
     }
 
     void generatesWithParameters() {
