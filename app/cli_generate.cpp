@@ -132,7 +132,7 @@ private:
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
-    std::vector<std::string> modelFolders, loraFolders, controlNetFolders;
+    std::vector<std::string> modelFolders, loraFolders, controlNetFolders, upscalerFolders;
     bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
@@ -224,8 +224,10 @@ OptionTable Generate::options() {
                [this](const std::string& v) { s.hires.steps = toInt("--hires-steps", v), s.hires.enabled = true; })
         .value("--hires-denoising", "X", "how much the second pass repaints (0..1, default 0.7)",
                [this](const std::string& v) { s.hires.denoising = toNumber("--hires-denoising", v), s.hires.enabled = true; })
-        .choice("--hires-upscaler", api::hiresUpscalers(), "how the latents are enlarged",
-                [this](const std::string& v) { s.hires.upscaler = v, s.hires.enabled = true; })
+        .value("--hires-upscaler", "NAME", "how the first pass is enlarged: Latent (the default), Latent (antialiased), "
+               "Latent (bicubic), Latent (bicubic antialiased), Latent (nearest), Latent (nearest-exact), or an upscaler "
+               "network's name or file (docs/upscalers.md)",
+               [this](const std::string& v) { s.hires.upscaler = v, s.hires.enabled = true; }, Complete::File)
         .section("output")
         .value("--name", "TEMPLATE", "file names, default {date}-{counter:05}-{seed}-{prompt:6}", text(nameTemplate))
         .choice("--format", {"png", "jpeg", "webp"}, "image format (default: the --out file's, else png)", text(format))
@@ -258,6 +260,8 @@ OptionTable Generate::options() {
         .value("--lora", "NAME[:W[:UNET_W]]", "apply a LoRA (repeatable; or <lora:name:w> in the prompt)",
                [this](const std::string& v) { s.loras.push_back(parseLoraFlag(v)); }, Complete::File)
         .value("--lora-dir", "DIR", "where LoRAs are found by name (repeatable; also DD_LORA_PATH)", add(loraFolders), Complete::Folder)
+        .value("--upscaler-dir", "DIR", "where hires upscaler networks are found by name (repeatable; also DD_UPSCALER_PATH)",
+               add(upscalerFolders), Complete::Folder)
         .choice("--lora-mode", {"merge", "side"}, "merged into the weights, or a side path", text(s.loraMode))
         .section("SDXL refiner (docs/refiner.md)")
         .value("--refiner", "PATH|none", "the refiner model",
@@ -367,6 +371,7 @@ int Generate::run() {
     if (dryRun) return 0;
     pipeline::Engine engine;
     engine.setLoraFolders(loraFolders);
+    engine.setUpscalerFolders(upscalerFolders);
     api::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();

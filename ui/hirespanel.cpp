@@ -1,7 +1,10 @@
 #include "ui/hirespanel.h"
 
+#include "core/pipeline/model_search.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -17,6 +20,11 @@ HiresPanel::HiresPanel(QWidget* parent) : QGroupBox(tr("Hires fix"), parent) {
     m_upscaler = new QComboBox;
     m_upscaler->setObjectName("hiresUpscaler");
     for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
+    // The upscaler networks in DD_UPSCALER_PATH, by the name A1111's infotext gives them (the file's stem).
+    for (const auto& file : pipeline::upscalerFiles({}))
+        m_upscaler->addItem(QFileInfo(QString::fromStdString(file)).completeBaseName(), QString::fromStdString(file));
+    m_upscaler->setToolTip(tr("Latent: the first pass's latents enlarged (fast). A network (ESRGAN, SwinIR… .safetensors "
+                              "in DD_UPSCALER_PATH): its pixels enlarged, sharper, then encoded again"));
     m_scale = new QDoubleSpinBox;
     m_scale->setObjectName("hiresScale");
     m_scale->setRange(1.0, 8.0);
@@ -73,7 +81,9 @@ void HiresPanel::apply(api::GenerationSettings& s) const {
 
 void HiresPanel::setFrom(const api::GenerationSettings& s) {
     const auto& h = s.hires;
-    m_upscaler->setCurrentText(QString::fromStdString(h.upscaler));
+    const QString upscaler = QString::fromStdString(h.upscaler);
+    if (m_upscaler->findText(upscaler) < 0) m_upscaler->addItem(upscaler);  // a restored network: the run looks for it
+    m_upscaler->setCurrentText(upscaler);
     m_scale->setValue(h.scale);
     m_resizeWidth->setValue(h.resizeWidth);
     m_resizeHeight->setValue(h.resizeHeight);

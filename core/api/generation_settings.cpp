@@ -68,6 +68,7 @@ void from_json(const nlohmann::json& j, OutpaintSetting& o) {
 void to_json(nlohmann::json& j, const HiresSetting& h) {
     j = {{"enabled", h.enabled}, {"scale", h.scale}, {"resize_width", h.resizeWidth}, {"resize_height", h.resizeHeight},
          {"steps", h.steps}, {"denoising", h.denoising}, {"upscaler", h.upscaler}};
+    if (!h.upscalerHash.empty()) j["upscaler_hash"] = h.upscalerHash;
 }
 
 void from_json(const nlohmann::json& j, HiresSetting& h) {
@@ -79,6 +80,7 @@ void from_json(const nlohmann::json& j, HiresSetting& h) {
     get("steps", h.steps);
     get("denoising", h.denoising);
     get("upscaler", h.upscaler);
+    get("upscaler_hash", h.upscalerHash);
 }
 
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
@@ -169,8 +171,8 @@ void validate(const GenerationSettings& s) {
             fail("hires resize needs both a width and a height (or neither)");
         if (h.steps < 0 || h.steps > 1000) fail("hires steps must be between 0 (the run's steps) and 1000");
         if (!(h.denoising > 0 && h.denoising <= 1)) fail("hires denoising strength must be in (0, 1]");
-        const auto& ups = hiresUpscalers();
-        if (std::find(ups.begin(), ups.end(), h.upscaler) == ups.end())
+        if (h.upscaler.empty()) fail("hires upscaler is empty (use \"Latent\" or an upscaler network's name)");
+        if (h.upscaler.rfind("Latent", 0) == 0 && !isLatentUpscaler(h.upscaler))
             fail("hires upscaler '" + h.upscaler + "' is unknown (use \"Latent\", \"Latent (antialiased)\", \"Latent (bicubic)\", "
                  "\"Latent (bicubic antialiased)\", \"Latent (nearest)\" or \"Latent (nearest-exact)\")");
         const Size to = hiresSize(s);
@@ -213,6 +215,11 @@ const std::vector<std::string>& hiresUpscalers() {
     static const std::vector<std::string> names{"Latent", "Latent (antialiased)", "Latent (bicubic)",
                                                 "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)"};
     return names;
+}
+
+bool isLatentUpscaler(const std::string& name) {
+    const auto& ups = hiresUpscalers();
+    return std::find(ups.begin(), ups.end(), name) != ups.end();
 }
 
 Size hiresSize(const GenerationSettings& s) {

@@ -61,9 +61,9 @@ struct OutpaintSetting {
     bool operator==(const OutpaintSetting&) const = default;
 };
 
-// A1111's hires fix (docs/hires.md): the image is made at width × height, its latents are upscaled by `scale`
-// (or to resizeWidth × resizeHeight) with one of A1111's latent upscalers, and a second pass denoises them again as
-// img2img at `denoising` strength over `steps` steps (0: the run's own steps).
+// A1111's hires fix (docs/hires.md): the image is made at width × height, enlarged by `scale` (or to
+// resizeWidth × resizeHeight) — its latents by one of A1111's latent upscalers, or its pixels by an upscaler network
+// — and a second pass denoises it again as img2img at `denoising` strength over `steps` steps (0: the run's own).
 struct HiresSetting {
     bool enabled = false;
     double scale = 2.0;                 // A1111 "Hires upscale"
@@ -71,7 +71,8 @@ struct HiresSetting {
     int resizeHeight = 0;
     int steps = 0;                      // A1111 "Hires steps"
     double denoising = 0.7;             // A1111 "Denoising strength" of a txt2img with hires fix
-    std::string upscaler = "Latent";    // A1111 "Hires upscaler": one of hiresUpscalers()
+    std::string upscaler = "Latent";    // A1111 "Hires upscaler": one of hiresUpscalers(), or a network's name / file
+    std::string upscalerHash;           // the network's A1111 short hash, recorded by the run ("" for latent ones)
     bool operator==(const HiresSetting&) const = default;
 };
 
@@ -145,6 +146,8 @@ bool isEmphasis(const std::string& v);
 // A1111's latent upscalers, spelled as its UI does: "Latent" (bilinear), "Latent (antialiased)", "Latent (bicubic)",
 // "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)".
 const std::vector<std::string>& hiresUpscalers();
+// One of those; any other name is an upscaler network's (pipeline/model_search.h finds its file).
+bool isLatentUpscaler(const std::string& name);
 // The second pass's size: width × height times the scale, or the resize size, floored to a multiple of 8.
 struct Size {
     int width = 0, height = 0;

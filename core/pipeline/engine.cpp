@@ -24,12 +24,14 @@
 #include "core/pipeline/inpaint.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/memory_prediction.h"
+#include "core/pipeline/model_search.h"
 #include "core/pipeline/oom_ladder.h"
 #include "core/pipeline/preview.h"
 #include "core/pipeline/previewer.h"
 #include "core/pipeline/refiner.h"
 #include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
+#include "core/pipeline/upscale.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
 #include "core/text/prompt_parser.h"
@@ -273,6 +275,13 @@ void tileHiresDecodeIfNeeded(api::GenerationSettings& s, const std::vector<std::
 
 } // namespace
 
+// The hires fix's upscaler network of the last run that used one, kept for the next.
+struct UpscalerSlot {
+    std::string path, hash;
+    torch::Device device = torch::kCPU;
+    std::shared_ptr<nn::UpscalerImpl> net;
+};
+
 struct Engine::Loaded {
     std::unique_ptr<SdModel> model;
     // The SDXL refiner of the last run that had one. Its networks' offloads live in `residency`, declared after it
@@ -283,6 +292,7 @@ struct Engine::Loaded {
     ConditioningCache conditioning;
     LoraStack loras;         // what LoRAs the networks carry now
     ControlStack controls;   // the ControlNets of the last run, kept for the next
+    UpscalerSlot upscaler;
     Residency residency;
 
     // A model just loaded becomes the loaded one, its networks placed as `setup` says (the caller has released
@@ -328,6 +338,7 @@ void Engine::releaseModel() {
 int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
 
 void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
+void Engine::setUpscalerFolders(std::vector<std::string> folders) { m_upscalerFolders = std::move(folders); }
 
 int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
@@ -456,6 +467,7 @@ private:
             slot.release(m_res);
         }
         applyLorasAndControlNets();
+        prepareUpscaler();
         // Determinism mode takes SDPA's math kernel: the same reduction order on every run and machine.
         setAttention(s.deterministic ? nn::AttentionOptions{nn::AttentionBackend::SdpaMath} : attentionOptionsFor(plan()));
         checkSizeAndSampler();
@@ -464,6 +476,25 @@ private:
         m_result.timings.loadSeconds = secondsSince(t0);
         m_result.memory.load = m_meter.end("load");
         describeEnvironment();
+    }
+
+    // A hires fix's upscaler network: found, loaded (or kept from the last run) and hashed before any step.
+    void prepareUpscaler() {
+        if (!s.hires.enabled || api::isLatentUpscaler(s.hires.upscaler)) return;
+        UpscalerSlot& slot = m_loaded.upscaler;
+        const std::string path = findUpscalerFile(s.hires.upscaler, m_engine.m_upscalerFolders);
+        if (!slot.net || slot.path != path || slot.device != device()) {
+            slot = {};
+            slot.net = nn::loadUpscaler(path, {device()}).net;
+            slot.path = path;
+            slot.device = device();
+            slot.hash = io::hashModelFile(path).shortHash;
+        }
+        const std::string& recorded = s.hires.upscalerHash;  // restored settings say which file made the picture
+        if (!recorded.empty() && recorded != slot.hash)
+            m_result.warnings.push_back("hires upscaler " + path + " has hash " + slot.hash + " but the settings recorded " +
+                                        recorded + ": the picture will differ");
+        m_result.settings.hires.upscalerHash = slot.hash;
     }
 
     void loadModel() {
@@ -683,10 +714,11 @@ private:
         const auto base = runSteps(m, cond, first, start, begin, first.timesteps().size(0), unetDtype, noise, 0, all, control);
         const api::Size to = api::hiresSize(s);
         const int64_t f = m.vaeScaleFactor();
-        const auto upscaled = upscaleLatents(base, to.height / f, to.width / f, h.upscaler);
+        std::vector<at::Generator> gens = imageGenerators(s);
+        const auto upscaled = api::isLatentUpscaler(h.upscaler) ? upscaleLatents(base, to.height / f, to.width / f, h.upscaler)
+                                                                : upscaleInPixels(base, to, gens);
         // An inpainting UNet repaints everything again, at the second pass's size.
         if (m_inpaint) m_inpaint = repaintEverything(upscaled.sizes().vec());
-        std::vector<at::Generator> gens = imageGenerators(s);
         sched::NoiseSource fresh(gens);
         const auto x = second->addNoise(upscaled, fresh.randn(upscaled.sizes(), torch::kFloat32, device()), cut.beginIndex);
         api::GenerationSettings large = s;
@@ -694,6 +726,22 @@ private:
         large.height = to.height;
         const Conditioning cond2 = batchConditioning(*m_prompts, m, large, m_cfg, s.batchSize, unetDtype, device());
         return runSteps(m, cond2, *second, x, cut.beginIndex, secondEnd, unetDtype, fresh, int(firstSteps), all, BaseControl{});
+    }
+
+    // A1111's pixel path: the first pass's images (8-bit), enlarged by the upscaler network to the second pass's
+    // size, encoded again, each image sampled with its own generator (which then draws its noise, as img2img).
+    torch::Tensor upscaleInPixels(const torch::Tensor& base, api::Size to, std::vector<at::Generator>& gens) {
+        SdModel& m = model();
+        m_latents = base;
+        torch::Tensor rgb;
+        m_ladder.attempt(memory::Stage::Decode, [&] { rgb = decodeIn(m, m.placement.vae); });
+        doneWith({m.vae.get()});
+        nn::UpscalerImpl& net = *m_loaded.upscaler.net;
+        const UpscaleTiling tiling{upscaleTileFor(net.config, upscaleBudgetBytes(device())), 32};
+        std::vector<torch::Tensor> pixels;
+        for (const auto& image : toImages(rgb))
+            pixels.push_back(imageToTensor(upscaleToSize(net, image, to.width, to.height, tiling, &m_cancel), to.width, to.height, device()));
+        return encodeSampled(torch::cat(pixels), gens);
     }
 
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
@@ -766,7 +814,7 @@ private:
         return latents;
     }
 
-    // The VAE's latent distribution of `pixels` ([1, 3, H, W] in [-1, 1]), in fp32 on the VAE's device.
+    // The VAE's latent distribution of `pixels` ([B, 3, H, W] in [-1, 1]), in fp32 on the VAE's device.
     nn::LatentDist encode(const torch::Tensor& pixels) {
         SdModel& m = model();
         const Placement& placed = m.placement;
@@ -777,12 +825,16 @@ private:
         return {dist.mean.to(torch::kFloat32), dist.logvar.to(torch::kFloat32)};
     }
 
-    // The scaled latents of `pixels` for each image of the batch, each sampled with its own generator (in fp32, so
-    // the noise drawn is the same whatever the VAE's precision).
+    // The scaled latents of `pixels` (one image for all, or one per image of the batch) for each image of the batch,
+    // each sampled with its own generator (in fp32, so the noise drawn is the same whatever the VAE's precision).
     torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<at::Generator>& gens) {
         const nn::LatentDist dist = encode(pixels);
         std::vector<torch::Tensor> encoded;
-        for (int64_t i = 0; i < s.batchSize; ++i) encoded.push_back(dist.sample(gens[size_t(i)]));
+        for (int64_t i = 0; i < s.batchSize; ++i) {
+            const int64_t row = dist.mean.size(0) == s.batchSize ? i : 0;  // one image per generator, or one for all
+            const nn::LatentDist one{dist.mean.narrow(0, row, 1), dist.logvar.narrow(0, row, 1)};
+            encoded.push_back(one.sample(gens[size_t(i)]));
+        }
         return torch::cat(encoded).to(device()) * model().vae->config().scalingFactor;
     }
 

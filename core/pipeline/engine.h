@@ -69,6 +69,8 @@ public:
     int64_t textEncoderRuns() const;
     // Folders where <lora:name> and GenerationSettings::loras names are looked up (docs/lora.md).
     void setLoraFolders(std::vector<std::string> folders);
+    // Folders where a hires fix's upscaler network is looked up by name, before DD_UPSCALER_PATH (docs/upscalers.md).
+    void setUpscalerFolders(std::vector<std::string> folders);
     // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
     int64_t loraBytes() const;
     // Parameters of the ControlNets the last run loaded (kept for the next run).
@@ -85,7 +87,7 @@ private:
     std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
-    std::vector<std::string> m_loraFolders;
+    std::vector<std::string> m_loraFolders, m_upscalerFolders;
     std::unique_ptr<EngineTestHooks> m_hooks;
 };
 

@@ -84,4 +84,24 @@ api::Image upscaleImage(nn::UpscalerImpl& net, const api::Image& image, const Up
     return toImages(up.cpu()).front();
 }
 
+api::Image upscaleToSize(nn::UpscalerImpl& net, const api::Image& image, int width, int height, const UpscaleTiling& tiling,
+                         const api::CancelToken* cancel) {
+    api::Image out = image;
+    for (int pass = 0; pass < 3 && (out.width < width || out.height < height); ++pass) out = upscaleImage(net, out, tiling, cancel);
+    return out.width == width && out.height == height ? out : resizeImage(out, width, height);
+}
+
+api::Image resizeImage(const api::Image& image, int width, int height) {
+    const c10::InferenceMode inference;
+    auto t = torch::from_blob(const_cast<uint8_t*>(image.rgb.data()), {1, image.height, image.width, 3}, torch::kUInt8);
+    const auto x = t.permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0;
+    namespace F = torch::nn::functional;
+    const auto y = F::interpolate(x, F::InterpolateFuncOptions()
+                                         .size(std::vector<int64_t>{height, width})
+                                         .mode(torch::kBicubic)
+                                         .align_corners(false)
+                                         .antialias(true));
+    return toImages(y).front();
+}
+
 } // namespace dd::pipeline

@@ -37,4 +37,12 @@ torch::Tensor upscaleTiled(nn::UpscalerImpl& net, const torch::Tensor& rgb, cons
 api::Image upscaleImage(nn::UpscalerImpl& net, const api::Image& image, const UpscaleTiling& tiling,
                         const api::CancelToken* cancel = nullptr, const TileProgress& progress = {});
 
+// A1111's way to a size (modules/upscaler.py): the network again while the image is smaller than width × height
+// (at most three times), then a resize to exactly that size. The resize is torch's antialiased bicubic (PIL's
+// filter, which A1111 uses with Lanczos weights instead), rounded to 8 bits like every step before it.
+api::Image upscaleToSize(nn::UpscalerImpl& net, const api::Image& image, int width, int height, const UpscaleTiling& tiling,
+                         const api::CancelToken* cancel = nullptr);
+// An 8-bit image resized by torch's antialiased bicubic interpolation, rounded.
+api::Image resizeImage(const api::Image& image, int width, int height);
+
 } // namespace dd::pipeline

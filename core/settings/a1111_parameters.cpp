@@ -447,12 +447,10 @@ bool readHiresSteps(std::string_view v, Reading& r) {
 
 bool readHiresUpscaler(std::string_view v, Reading& r) {
     const std::string name(detail::trim(v));
-    const auto& known = api::hiresUpscalers();
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-        r.info.settings.hires.enabled = true;  // the fix was on, with an upscaler network we lack
-        r.info.warnings.push_back("Hires upscaler '" + name + "' is not one DiffusionDesk has: the hires pass uses Latent instead");
-        return true;
-    }
+    if (name.empty()) return false;
+    if (!api::isLatentUpscaler(name))  // A1111 names its networks by file (ours) or built-in names
+        r.info.warnings.push_back("Hires upscaler '" + name + "' is an upscaler network: the hires pass needs " + name +
+                                  ".safetensors in an upscaler folder (docs/upscalers.md)");
     r.info.settings.hires.upscaler = name;
     r.info.settings.hires.enabled = true;
     return true;

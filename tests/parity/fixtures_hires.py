@@ -4,6 +4,12 @@ then the img2img pipeline given those latents as its image (it takes a 4-channel
 denoising strength over the hires steps, with fresh generators seeded seed + i again. Saves the final latents
 and the uint8 images.
 
+With an upscaler network (A1111's pixel path), the first pass is decoded to 8-bit images instead; spandrel's network
+runs on them (again while they are smaller than the hires size, at most three times, as A1111's Upscaler.upscale
+does), torch's antialiased bicubic resize brings them to the hires size, and the img2img pipeline starts from those
+images (it encodes each with its own generator before drawing the noise). The network is a tiny compact SRVGGNet with
+random weights, saved as hires/<upscaler>.safetensors.
+
 Reads the tiny models fixtures_pipeline.py writes. Writes <outdir>/hires/cases.json + case_<n>.safetensors.
 """
 import json
@@ -14,7 +20,10 @@ import numpy as np
 import torch
 from diffusers import (StableDiffusionImg2ImgPipeline, StableDiffusionPipeline, StableDiffusionXLImg2ImgPipeline,
                        StableDiffusionXLPipeline)
+from PIL import Image
 from safetensors.torch import save_file
+from spandrel import ModelLoader
+from spandrel.architectures.Compact import Compact
 
 OUT = pathlib.Path(sys.argv[1])
 DIR = OUT / "hires"
@@ -41,7 +50,38 @@ def hires_size(case):
     return w // 8 * 8, h // 8 * 8
 
 
-def run(first, second, case, base_config):
+def make_network_upscaler(path):
+    """A compact 2x net whose random weights stay small: the picture stays the nearest-upscaled image plus detail."""
+    torch.manual_seed(5)
+    net = Compact(num_in_ch=3, num_out_ch=3, num_feat=8, num_conv=2, upscale=2).eval()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(0.5)
+    save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(path))
+    return ModelLoader().load_from_file(str(path)).model.eval()
+
+
+def to_8bit(x):
+    return (x.clamp(0, 1) * 255).round() / 255
+
+
+def upscale_in_pixels(first, latents, size, network):
+    """The first pass's latents → 8-bit images → the network while too small → the hires size → PIL images."""
+    w, h = size
+    with torch.no_grad():
+        rgb = first.vae.decode(latents / first.vae.config.scaling_factor).sample
+        x = to_8bit(rgb / 2 + 0.5)
+        for _ in range(3):
+            if x.shape[-1] >= w and x.shape[-2] >= h:
+                break
+            x = to_8bit(network(x))
+        if tuple(x.shape[-2:]) != (h, w):
+            x = to_8bit(torch.nn.functional.interpolate(x, size=(h, w), mode="bicubic", antialias=True, align_corners=False))
+    pixels = (x * 255).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
+    return [Image.fromarray(p) for p in pixels]
+
+
+def run(first, second, case, base_config, networks):
     cls, opts = SCHEDULERS[case["sampler"]]
     first.scheduler = cls.from_config(base_config, **opts)
     second.scheduler = cls.from_config(base_config, **opts)
@@ -52,8 +92,10 @@ def run(first, second, case, base_config):
                     generator=gens(), output_type="latent").images
     w, h = hires_size(case)
     vsf = first.vae_scale_factor
-    opts = UPSCALERS[case["upscaler"]]
-    upscaled = torch.nn.functional.interpolate(latents, size=(h // vsf, w // vsf), **opts)
+    if case["upscaler"] in UPSCALERS:
+        upscaled = torch.nn.functional.interpolate(latents, size=(h // vsf, w // vsf), **UPSCALERS[case["upscaler"]])
+    else:
+        upscaled = upscale_in_pixels(first, latents, (w, h), networks[case["upscaler"]])
     kw = dict(prompt, image=upscaled, strength=case["denoising"], num_inference_steps=case["hires_steps"] or case["steps"])
     final = second(**kw, generator=gens(), output_type="latent").images
     images = second(**kw, generator=gens(), output_type="np").images
@@ -79,10 +121,15 @@ def main():
         dict(base, model="tiny-sd1-e2e", sampler="DPM++ 2M", resize=[128, 96], denoising=0.7, upscaler="Latent (nearest)"),
         dict(base, model="tiny-sd1-e2e", sampler="DDIM", batch=2, upscaler="Latent (bicubic)", negative="blurry"),
         dict(base, model="tiny-sdxl-e2e", sampler="Euler", cfg=5.0, denoising=0.55, upscaler="Latent (antialiased)"),
+        # An upscaler network: exactly its scale; then 1.5x (its 2x output resized down); a batch of two images.
+        dict(base, model="tiny-sd1-e2e", sampler="Euler", upscaler="tiny-compact-2x"),
+        dict(base, model="tiny-sd1-e2e", sampler="DPM++ 2M", scale=1.5, denoising=0.5, upscaler="tiny-compact-2x"),
+        dict(base, model="tiny-sd1-e2e", sampler="Euler", batch=2, resize=[128, 96], upscaler="tiny-compact-2x"),
     ]
+    networks = {"tiny-compact-2x": make_network_upscaler(DIR / "tiny-compact-2x.safetensors")}
     for n, case in enumerate(cases):
         first, second, config = pipes[case["model"]]
-        latents, images = run(first, second, case, config)
+        latents, images = run(first, second, case, config, networks)
         save_file({"latents": latents.contiguous(), "images": images.contiguous()}, DIR / f"case_{n}.safetensors")
     (DIR / "cases.json").write_text(json.dumps(cases, indent=1))
 

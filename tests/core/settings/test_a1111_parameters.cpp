@@ -229,7 +229,7 @@ private slots:
         QCOMPARE(info.settings.hires.resizeHeight, 768);
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Size: 512x512, Denoising strength: 0.5, Hires upscale: 2, Hires upscaler: R-ESRGAN 4x+");
         QVERIFY(info.settings.hires.enabled);
-        QCOMPARE(info.settings.hires.upscaler, std::string("Latent"));
+        QCOMPARE(info.settings.hires.upscaler, std::string("R-ESRGAN 4x+"));  // kept: the run looks for its file
         QCOMPARE(info.settings.hires.denoising, 0.5);
         QVERIFY(anyWarningContains(info, "R-ESRGAN 4x+"));
         QVERIFY(writeA1111Parameters(api::GenerationSettings{}, {}).find("Hires") == std::string::npos);
