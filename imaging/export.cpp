@@ -254,4 +254,23 @@ UtcNow utcNow() {
     return {date, time, iso};
 }
 
+void writeUpscaled(const std::string& path, const api::Image& image, const std::string& sourcePath, int upscaleBy,
+                   const std::string& upscaler) {
+    std::map<std::string, std::string> text;
+    try {
+        text = readPngText(sourcePath);
+    } catch (const std::exception&) {
+    }  // not a PNG (or unreadable text): nothing to keep
+    text[settings::kA1111ExtrasKey] = settings::writeA1111Extras(upscaleBy, upscaler);
+    writePng(path, image, text);
+}
+
+std::string upscaledPathFor(const std::string& sourcePath, int upscaleBy, const std::string& upscaler) {
+    const fs::path source(sourcePath);
+    const std::string base = source.stem().string() + "-" + std::to_string(upscaleBy) + "x-" + upscaler;
+    fs::path candidate = source.parent_path() / (base + ".png");
+    for (int n = 2; fs::exists(candidate); ++n) candidate = source.parent_path() / (base + "-" + std::to_string(n) + ".png");
+    return candidate.string();
+}
+
 } // namespace dd::imaging

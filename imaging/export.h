@@ -77,4 +77,12 @@ struct UtcNow {
 };
 UtcNow utcNow();
 
+// An upscaled copy of the image at `sourcePath`, as A1111's Extras tab saves one: the source PNG's text chunks
+// (its generation parameters) kept, an "extras" chunk saying what was done (settings::writeA1111Extras); written
+// durably to `path`, replacing it. Throws std::runtime_error naming the path.
+void writeUpscaled(const std::string& path, const api::Image& image, const std::string& sourcePath, int upscaleBy,
+                   const std::string& upscaler);
+// The first free "<stem>-4x-<upscaler>.png" (then "-2", "-3"…) beside `sourcePath`.
+std::string upscaledPathFor(const std::string& sourcePath, int upscaleBy, const std::string& upscaler);
+
 } // namespace dd::imaging

@@ -6,6 +6,7 @@
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
+#include "imaging/export.h"
 #include "imaging/png.h"
 #include "imaging/run_images.h"
 #include "ui/modelinspector.h"
@@ -208,6 +209,23 @@ void EngineWorker::verify(const QString& file, const QStringList& modelFolders) 
         out.error = QString::fromStdString(api::failureMessage(e));
     }
     emit verified(out);
+}
+
+void EngineWorker::upscaleFile(const QString& file, const QString& upscaler) {
+    m_cancel.reset();
+    try {
+        const api::Image source = imaging::readImage(file.toStdString());
+        const auto r = engine().upscale(source, upscaler.toStdString(), {}, m_cancel,
+                                        [this](int done, int total) { emit upscaleProgress(done, total); });
+        const std::string out = imaging::upscaledPathFor(file.toStdString(), r.scale, r.name);
+        imaging::writeUpscaled(out, r.image, file.toStdString(), r.scale, r.name);
+        emit upscaled(file, QString::fromStdString(out),
+                      tr("%1×%2 → %3×%4 with %5 (%6)")
+                          .arg(source.width).arg(source.height).arg(r.image.width).arg(r.image.height)
+                          .arg(QString::fromStdString(r.name), QString::fromStdString(r.description)));
+    } catch (const std::exception& e) {
+        emit upscaleFailed(file, QString::fromStdString(api::failureMessage(e)));
+    }
 }
 
 void EngineWorker::sampleMemory() {

@@ -70,6 +70,10 @@ public slots:
     void sampleMemory();
     // Reruns what `file` records (model found by hash or name in `modelFolders`) and compares: verified.
     void verify(const QString& file, const QStringList& modelFolders);
+    // Makes the image at `file` bigger with the upscaler network `upscaler` (a name in DD_UPSCALER_PATH or a file;
+    // Engine::upscale) and saves it beside it as A1111's Extras would (imaging::writeUpscaled): upscaled, or
+    // upscaleFailed naming the problem. Cancel stops it between tiles.
+    void upscaleFile(const QString& file, const QString& upscaler);
 
 signals:
     // `preview` is null on steps the adaptive cadence skipped.
@@ -89,6 +93,9 @@ signals:
     void refinerLocated(const QString& path);
     void refinerNotFound(const QString& message);
     void verified(const dd::ui::VerifyOutcome& outcome);
+    void upscaleProgress(int tile, int tiles);
+    void upscaled(const QString& source, const QString& written, const QString& summary);
+    void upscaleFailed(const QString& source, const QString& message);
 
 private:
     ThreadInbox* m_inbox = new ThreadInbox(this);

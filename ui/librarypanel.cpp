@@ -373,6 +373,7 @@ void LibraryPanel::showMenu(const QPoint& pos) {
     menu.addAction(tr("Use seed"), this, [this, first] { emit useSeedRequested(first.path); })->setEnabled(first.seed >= 0);
     menu.addAction(tr("Use prompt"), this, [this, first] { emit usePromptRequested(first.path); });
     menu.addAction(tr("Send to img2img"), this, [this, first] { emit sendToImg2ImgRequested(first.path); });
+    menu.addAction(tr("Upscale…"), this, [this, first] { emit upscaleRequested(first.path); });
     if (items.size() == 2)
         menu.addAction(tr("Compare the two selected"), this, [this, items] { emit compareRequested(items[0].path, items[1].path); });
     else

@@ -105,6 +105,7 @@ signals:
     void useSeedRequested(const QString& imagePath);
     void usePromptRequested(const QString& imagePath);
     void sendToImg2ImgRequested(const QString& imagePath);  // the image becomes the next run's init image
+    void upscaleRequested(const QString& imagePath);        // a bigger copy through an upscaler network
     void compareRequested(const QString& pathA, const QString& pathB);
     void compareWithRequested(const QString& path);  // with a file the user picks
     void verifyRequested(const QString& path);

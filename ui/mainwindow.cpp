@@ -213,6 +213,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     auto* worker = m_engine->worker();
     connect(m_run, &RunController::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
     connect(m_run, &RunController::verifyRequested, worker, &EngineWorker::verify, Qt::QueuedConnection);
+    connectUpscaling();
     connect(m_run, &RunController::cancelRequested, this, [worker] { worker->cancel(); });  // an atomic flag
     connect(m_run, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_run, &RunController::resultReady, this, &MainWindow::showResult);

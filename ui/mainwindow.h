@@ -25,6 +25,7 @@
 #include <vector>
 
 class QDockWidget;
+class QMenu;
 class QLabel;
 class QProgressBar;
 class QAction;
@@ -131,6 +132,8 @@ signals:
     void memorySampleRequested();
     void runFinished();  // after the last image of a Generate click (or a failure / cancel)
     void imagesSaved(const QStringList& files);  // a finished run's images and sidecars, on disk and indexed
+    void upscaleRequested(const QString& imagePath, const QString& upscaler);
+    void upscaleDone(const QString& written);  // the bigger copy is saved and shown (or "" when it failed)
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -152,6 +155,9 @@ private:
     void showLibraryImage(const LibraryItem& item);
     void useFromFile(const QString& path, bool promptOnly);
     void sendToImg2Img(const QString& path);
+    // Upscale (mainwindow_upscale.cpp): the networks of DD_UPSCALER_PATH and "Upscaler file…", for `path`.
+    void connectUpscaling();
+    void fillUpscaleMenu(QMenu* menu, const std::function<QString()>& path);
     void applyRestoredSettings(const api::GenerationSettings& s);
     void checkPastedParameters();
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);

@@ -11,6 +11,7 @@
 #include <QAction>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
 #include <QToolBar>
 #include <QToolButton>
 #include <QStatusBar>
@@ -63,6 +64,14 @@ QWidget* MainWindow::buildCanvas() {
     m_paintMask = add("canvasPaintMask", tr("Paint mask"), tr("Paint where this image should be repainted (inpainting)"), [] {}, true);
     m_paintMask->setCheckable(true);
     connect(m_paintMask, &QAction::toggled, this, &MainWindow::setPaintingMask);
+    QAction* upscale = add("canvasUpscale", tr("Upscale"), tr("A bigger copy through an upscaler network, saved beside this image"),
+                           [] {}, true);
+    auto* upscaleMenu = new QMenu(canvas);
+    upscaleMenu->setObjectName("canvasUpscaleMenu");
+    connect(upscaleMenu, &QMenu::aboutToShow, this, [this, upscaleMenu, shown] { fillUpscaleMenu(upscaleMenu, shown); });
+    fillUpscaleMenu(upscaleMenu, shown);
+    upscale->setMenu(upscaleMenu);
+    if (auto* button = qobject_cast<QToolButton*>(bar->widgetForAction(upscale))) button->setPopupMode(QToolButton::InstantPopup);
     add("canvasCompare", tr("Compare with…"), tr("This image beside any other: settings, PSNR / SSIM, heatmap"),
         [this, shown] { compareWith(shown()); }, true);
     add("canvasVerify", tr("Verify"), tr("Rerun this image's settings and compare the pixels, hash for hash"),

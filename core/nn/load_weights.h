@@ -16,11 +16,6 @@ struct LoadTarget {
     torch::ScalarType dtype = torch::kFloat32;
 };
 
-// A device as settings and the CLI name it: "cpu", "cuda", "cuda:N", or "auto" (the first CUDA device when
-// there is one, else the CPU; asking loads CUDA's backend where a driver is). Throws std::invalid_argument when
-// the CUDA device asked for does not exist.
-torch::Device resolveDevice(const std::string& wanted);
-
 // Copies `weights` into every parameter and buffer of `module`: to `target`, or without one to each
 // parameter's current dtype and device; zero-copy when a file tensor already is what the parameter needs.
 // A file tensor that had to be converted gives its mapped pages back once copied (io::releaseMappedPages), so

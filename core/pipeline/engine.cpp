@@ -19,6 +19,7 @@
 #include "core/pipeline/balanced_placement.h"
 #include "core/pipeline/conditioning_cache.h"
 #include "core/pipeline/control_stack.h"
+#include "core/pipeline/device.h"
 #include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/hires.h"
 #include "core/pipeline/inpaint.h"
@@ -218,7 +219,7 @@ OffloadSetup offloadSetupFor(const api::MemoryPlan& plan, const std::string& mod
         return {{plan, p.device, false, p.labelOf("unet", p.device.str())}, p.device, p,
                 offloadKey(plan, false) + "/balanced " + placementSummary(p)};
     }
-    const torch::Device device = nn::resolveDevice(plan.device);
+    const torch::Device device = resolveDevice(plan.device);
     const bool offload = (device.is_cuda() || hooks.offloadOnCpu) && plan.offload != api::Offload::None;
     const std::string label = device.is_cpu() && hooks.offloadOnCpu ? "compute" : device.str();
     const torch::Device home = offload ? torch::Device(torch::kCPU) : device;
@@ -275,11 +276,25 @@ void tileHiresDecodeIfNeeded(api::GenerationSettings& s, const std::vector<std::
 
 } // namespace
 
-// The hires fix's upscaler network of the last run that used one, kept for the next.
+// The upscaler network used last (a hires fix's or Engine::upscale's), kept for the next.
 struct UpscalerSlot {
     std::string path, hash;
     torch::Device device = torch::kCPU;
     std::shared_ptr<nn::UpscalerImpl> net;
+
+    // The network `name` names (a file, or a name in `folders` / DD_UPSCALER_PATH), on `on`: loaded and hashed
+    // unless it already is.
+    nn::UpscalerImpl& use(const std::string& name, const std::vector<std::string>& folders, torch::Device on) {
+        const std::string file = findUpscalerFile(name, folders);
+        if (!net || path != file || device != on) {
+            *this = {};
+            net = nn::loadUpscaler(file, {on}).net;
+            path = file;
+            device = on;
+            hash = io::hashModelFile(file).shortHash;
+        }
+        return *net;
+    }
 };
 
 struct Engine::Loaded {
@@ -339,6 +354,25 @@ int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
 
 void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
 void Engine::setUpscalerFolders(std::vector<std::string> folders) { m_upscalerFolders = std::move(folders); }
+
+UpscaleReport Engine::upscale(const api::Image& image, const std::string& upscaler, const UpscaleOptions& options,
+                              const api::CancelToken& cancel, const TileProgress& progress) {
+    if (options.tile < -1 || options.overlap < 0) throw std::invalid_argument("an upscale's tile and overlap take 0 or more pixels");
+    UpscalerSlot& slot = m_loaded->upscaler;
+    nn::UpscalerImpl& net = slot.use(upscaler, m_upscalerFolders, resolveDevice(options.device));
+    UpscaleTiling tiling{options.tile, options.overlap};
+    if (options.tile < 0) tiling.tile = upscaleTileFor(net.config, upscaleBudgetBytes(slot.device));
+    UpscaleReport r;
+    r.image = upscaleImage(net, image, tiling, &cancel, progress);
+    r.path = slot.path;
+    r.name = std::filesystem::path(slot.path).stem().string();
+    r.hash = slot.hash;
+    r.description = net.config.describe();
+    r.scale = net.config.scale;
+    r.tile = tiling.tile;
+    r.overlap = tiling.overlap;
+    return r;
+}
 
 int64_t Engine::loraBytes() const { return m_loaded->loras.extraBytes(); }
 
@@ -482,17 +516,10 @@ private:
     void prepareUpscaler() {
         if (!s.hires.enabled || api::isLatentUpscaler(s.hires.upscaler)) return;
         UpscalerSlot& slot = m_loaded.upscaler;
-        const std::string path = findUpscalerFile(s.hires.upscaler, m_engine.m_upscalerFolders);
-        if (!slot.net || slot.path != path || slot.device != device()) {
-            slot = {};
-            slot.net = nn::loadUpscaler(path, {device()}).net;
-            slot.path = path;
-            slot.device = device();
-            slot.hash = io::hashModelFile(path).shortHash;
-        }
+        slot.use(s.hires.upscaler, m_engine.m_upscalerFolders, device());
         const std::string& recorded = s.hires.upscalerHash;  // restored settings say which file made the picture
         if (!recorded.empty() && recorded != slot.hash)
-            m_result.warnings.push_back("hires upscaler " + path + " has hash " + slot.hash + " but the settings recorded " +
+            m_result.warnings.push_back("hires upscaler " + slot.path + " has hash " + slot.hash + " but the settings recorded " +
                                         recorded + ": the picture will differ");
         m_result.settings.hires.upscalerHash = slot.hash;
     }

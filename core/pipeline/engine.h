@@ -28,6 +28,21 @@ struct LoadReport {
     bool alreadyLoaded = false;  // nothing to do: that model was loaded with that placement
 };
 
+// What Engine::upscale did.
+struct UpscaleReport {
+    api::Image image;
+    std::string path, name, hash;  // the network's file, its name (the file's stem, as A1111 names it), short hash
+    std::string description;       // "ESRGAN 4x, 64 features, 23 blocks"
+    int scale = 1;
+    int64_t tile = 0;              // input pixels per tile side (0: the whole image)
+    int64_t overlap = 0;
+};
+struct UpscaleOptions {
+    std::string device = "auto";   // auto | cpu | cuda[:N]
+    int64_t tile = -1;             // -1: the largest that fits the device's memory; 0: the whole image at once
+    int64_t overlap = 32;
+};
+
 struct EngineTestHooks;  // engine_test_hooks.h
 
 class Engine {
@@ -61,6 +76,13 @@ public:
     std::string previewDecoder() const;
     // Previews computed since the engine was made (the observer's wantsPreview decides).
     int64_t previewsBuilt() const;
+
+    // An image made bigger by an upscaler network (docs/upscalers.md), named or given by file as the hires fix's
+    // (setUpscalerFolders, DD_UPSCALER_PATH); the network stays loaded for the next call. `progress` is told each
+    // tile, `cancel` checked between tiles. Throws dd::io::ModelFileError, std::invalid_argument, Cancelled.
+    using TileProgress = std::function<void(int done, int total)>;
+    UpscaleReport upscale(const api::Image& image, const std::string& upscaler, const UpscaleOptions& options,
+                          const api::CancelToken& cancel, const TileProgress& progress = {});
 
     // Frees the loaded model, its cached conditioning and what the allocators keep (host heap, CUDA cache).
     // The next generate loads again.

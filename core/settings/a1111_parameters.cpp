@@ -691,4 +691,8 @@ GenerationInfo parseA1111Parameters(std::string_view raw) {
     return info;
 }
 
+std::string writeA1111Extras(int upscaleBy, const std::string& upscaler) {
+    return "Postprocess upscale by: " + std::to_string(upscaleBy) + ", Postprocess upscaler: " + upscaler;
+}
+
 } // namespace dd::settings

@@ -39,6 +39,10 @@ struct A1111WriteOptions {
 // "reference" syntax, and text read back is always A1111 syntax). Throws std::invalid_argument for an
 // extra key that A1111's parser could not read back (it must match \w[\w \-/]+).
 std::string writeA1111Parameters(const api::GenerationSettings& settings, const A1111WriteOptions& options = {});
+// What A1111's Extras tab records in a PNG's "extras" text chunk beside the source's "parameters":
+// "Postprocess upscale by: 4, Postprocess upscaler: 4x-UltraSharp".
+inline constexpr const char* kA1111ExtrasKey = "extras";
+std::string writeA1111Extras(int upscaleBy, const std::string& upscaler);
 
 // A1111 text -> settings. Mirrors parse_generation_parameters: the last line holds the parameters when at least
 // three "Key: value" pairs match there, "Negative prompt:" starts the negative prompt, quoted values are JSON,

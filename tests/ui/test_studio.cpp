@@ -28,6 +28,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QMenu>
+#include <QStatusBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -295,6 +297,46 @@ private slots:
         QVERIFY2(!QFile::exists(files.at(2)), qPrintable(files.at(2)));
         QVERIFY2(!QFile::exists(files.at(3)), qPrintable(files.join(" ")));
         QVERIFY(QFile::exists(files.at(0)));
+    }
+
+    // Upscale on the canvas: its menu lists the networks of DD_UPSCALER_PATH; the bigger copy is saved beside the
+    // image with the source's parameters and A1111's extras record, shown, and joins the library. A file that is
+    // not an upscaler is one message, and nothing is written.
+    void upscalesTheShownImage() {
+        qputenv("DD_UPSCALER_PATH", QByteArray(DD_FIXTURES_DIR) + "/upscalers");
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        auto* menu = w.findChild<QMenu*>("canvasUpscaleMenu");
+        emit menu->aboutToShow();
+        QAction* compact = nullptr;
+        for (QAction* a : menu->actions()) if (a->text() == "compact-2x") compact = a;
+        QVERIFY(compact);
+        QSignalSpy done(&w, &MainWindow::upscaleDone);
+        compact->trigger();
+        QVERIFY(done.wait(60000));
+        const QString written = done.at(0).at(0).toString();
+        const QFileInfo in(source);
+        QCOMPARE(written, in.absolutePath() + "/" + in.completeBaseName() + "-2x-compact-2x.png");
+        QCOMPARE(w.shownImageFile(), written);
+        QCOMPARE(dd::imaging::readImage(written.toStdString()).width, 128);
+        const auto text = dd::imaging::readPngText(written.toStdString());
+        QCOMPARE(text.at("extras"), std::string("Postprocess upscale by: 2, Postprocess upscaler: compact-2x"));
+        QCOMPARE(text.at("parameters"), dd::imaging::readPngText(source.toStdString()).at("parameters"));
+        auto* model = w.libraryPanel()->model();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 2, 10000);
+
+        const QString notAnUpscaler = QString(DD_FIXTURES_DIR) + "/upscalers/unknown-architecture.safetensors";
+        dd::ui::setNextChosenPath(notAnUpscaler);
+        emit menu->aboutToShow();
+        menu->actions().last()->trigger();  // "Upscaler file…"
+        QVERIFY(done.wait(60000));
+        QCOMPARE(done.at(1).at(0).toString(), QString());
+        QVERIFY2(w.statusBar()->currentMessage().contains("unknown-architecture.safetensors"), qPrintable(w.statusBar()->currentMessage()));
+        QCOMPARE(QDir(in.absolutePath()).entryList({"*-2x-*.png"}).size(), 1);
+        qunsetenv("DD_UPSCALER_PATH");
     }
 
     // Rework an image from the window: Send to img2img, a mask from elsewhere, Generate. The result keeps the
