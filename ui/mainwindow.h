@@ -134,6 +134,7 @@ signals:
     void imagesSaved(const QStringList& files);  // a finished run's images and sidecars, on disk and indexed
     void upscaleRequested(const QString& imagePath, const QString& upscaler);
     void upscaleDone(const QString& written);  // the bigger copy is saved and shown (or "" when it failed)
+    void libraryScanRequested(const QString& folder);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -24,10 +24,10 @@ void MainWindow::connectUpscaling() {
     connect(worker, &EngineWorker::upscaleProgress, this, [this](int done, int total) {
         statusBar()->showMessage(tr("Upscaling: tile %1 of %2 (Cancel stops it)").arg(done).arg(total));
     });
+    // A queued signal, not a posted lambda: ThreadSanitizer sees Qt's ordering of a queued call's arguments.
+    connect(this, &MainWindow::libraryScanRequested, m_libraryThread->service(), &LibraryService::scan, Qt::QueuedConnection);
     connect(worker, &EngineWorker::upscaled, this, [this](const QString&, const QString& written, const QString& summary) {
-        auto* service = m_libraryThread->service();
-        const QString folder = QFileInfo(written).absolutePath();
-        QMetaObject::invokeMethod(service, [service, folder] { service->scan(folder); }, Qt::QueuedConnection);
+        emit libraryScanRequested(QFileInfo(written).absolutePath());
         m_shownFiles = {written};
         m_shownJob = QStringLiteral("library");
         m_preview->showFinal(QImage(written), QFileInfo(written).fileName());
