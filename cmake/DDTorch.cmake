@@ -32,6 +32,9 @@ message(STATUS "libtorch ${DD_TORCH_VERSION} from ${DD_TORCH_DIR}")
 set(DD_TORCH_LIB_DIR ${DD_TORCH_DIR}/lib)
 file(GLOB _dd_nvidia_lib_dirs LIST_DIRECTORIES true ${_dd_site}/nvidia/*/lib)
 set(_dd_cuda_include ${_dd_site}/nvidia/cu13/include)
+if(NOT EXISTS ${_dd_cuda_include}/cuda_runtime_api.h AND EXISTS /usr/local/cuda/include/cuda_runtime_api.h)
+  set(_dd_cuda_include /usr/local/cuda/include)  # a torch without the CUDA header wheels, beside a toolkit
+endif()
 
 add_library(dd_torch INTERFACE)
 add_library(dd::torch ALIAS dd_torch)

@@ -12,7 +12,9 @@
 #   PRESETS="6gb 8gb" MODELS_TO_RUN=sdxl STEPS=10 tests/gpu/run_gpu_checks.sh
 # Environment: PYTHON (default .venv/bin/python, else python3), BUILD_DIR (build-gpu), MODEL_DIR
 # ($BUILD_DIR/models), PRESETS ("4gb 6gb 8gb 12gb 24gb"), MODELS_TO_RUN ("sd15 sdxl"), STEPS (20),
-# ROW_TIMEOUT (seconds per row, 150), TABLE (where the table is also written, $BUILD_DIR/gpu-checks.md).
+# ROW_TIMEOUT (seconds per row, 150), TABLE (where the table is also written, $BUILD_DIR/gpu-checks.md),
+# DEPS_DIR (a folder with include/ and lib/ holding nlohmann_json, OpenSSL's and zlib's headers and libcrypto.so.3 /
+# libz.so.1, for a machine that lacks their development packages; tests/gpu/gather_deps.sh makes it).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -44,11 +46,25 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >&
 # 2. Build the core, the CLI and the row runner (no Qt needed).
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+deps=()
+if [[ -n "${DEPS_DIR:-}" ]]; then
+    [[ -f /usr/include/nlohmann/json.hpp ]] || deps+=(-DDD_EXTRA_INCLUDE="$DEPS_DIR/include")
+    if [[ ! -f /usr/include/openssl/sha.h ]]; then
+        crypto="$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so.3 2>/dev/null || echo "$DEPS_DIR/lib/libcrypto.so.3")"
+        deps+=(-DOPENSSL_INCLUDE_DIR="$DEPS_DIR/include" -DOPENSSL_CRYPTO_LIBRARY="$crypto")
+    fi
+    if [[ ! -f /usr/include/zlib.h ]]; then
+        zlib="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null || echo "$DEPS_DIR/lib/libz.so.1")"
+        deps+=(-DZLIB_INCLUDE_DIR="$DEPS_DIR/include" -DZLIB_LIBRARY="$zlib")
+    fi
+    say "development packages taken from $DEPS_DIR: ${deps[*]:-none needed}"
+fi
 say "configuring $BUILD_DIR"
-cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DDD_BUILD_GUI=OFF -DCMAKE_BUILD_TYPE=Release \
-    -DDD_PYTHON="$PYTHON" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; die "cmake configure failed"; }
+mkdir -p "$(dirname "$BUILD_DIR")"
+cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DDD_CORE_ONLY=ON -DDD_BUILD_GUI=OFF -DCMAKE_BUILD_TYPE=Release \
+    -DDD_PYTHON="$PYTHON" "${deps[@]}" >"$BUILD_DIR.configure.log" 2>&1 || { tail -30 "$BUILD_DIR.configure.log"; die "cmake configure failed"; }
 say "building with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j "$JOBS" --target diffusiondesk-cli dd_gpu_preset_run dd_random_model >"$BUILD_DIR.build.log" 2>&1 ||
+cmake --build "$BUILD_DIR" -j "$JOBS" --target dd_gpu_preset_run dd_random_model >"$BUILD_DIR.build.log" 2>&1 ||
     { tail -40 "$BUILD_DIR.build.log"; die "build failed (log: $BUILD_DIR.build.log)"; }
 RUNNER="$BUILD_DIR/bin/dd_gpu_preset_run"
 [[ -x "$RUNNER" ]] || die "the build did not produce $RUNNER"
