@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/nn/taesd.h"
 #include "core/pipeline/taesd_preview.h"
+#include "tests/common/tensor_checks.h"
 #include "tests/common/test_program.h"
 
 #include <QtTest>
@@ -28,21 +29,8 @@ const std::string kDir = std::string(DD_FIXTURES_DIR) + "/taesd";
 
 io::TensorMap fixture(const std::string& name) { return io::SafetensorsFile::open(kDir + "/" + name + ".safetensors")->all(); }
 
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b) {
-    if (a.sizes() != b.sizes()) return std::numeric_limits<double>::infinity();
-    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
-}
-
-// The ModelFileError message of `load`, or "" when it does not throw.
-template <typename F>
-QString errorOf(F load) {
-    try {
-        load();
-    } catch (const io::ModelFileError& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
+using test::maxAbsDifference;
+using test::modelFileErrorOf;
 
 // A scratch copy of one fixture file with some tensors changed.
 std::string rewritten(const std::string& name, const std::function<void(io::TensorMap&)>& edit) {
@@ -87,14 +75,14 @@ private slots:
         QCOMPARE(taesd->scaleFactor(), int64_t(4));
         const auto f = fixture("tiny");
         QVERIFY(f.at("latents").abs().max().item<double>() > 3);  // the tanh clamp matters
-        const double dec = maxAbs(taesd->decode(f.at("latents")), f.at("decoded"));
-        const double enc = maxAbs(taesd->encode(f.at("image")), f.at("encoded"));
+        const double dec = maxAbsDifference(taesd->decode(f.at("latents")), f.at("decoded"));
+        const double enc = maxAbsDifference(taesd->encode(f.at("image")), f.at("encoded"));
         qInfo("%s: max abs error decode %.3g, encode %.3g", qPrintable(decoderPath), dec, enc);
         QVERIFY(dec < 1e-5 && enc < 1e-5);
-        QVERIFY(maxAbs(taesd->scaleLatents(f.at("encoded")), f.at("scaled")) < 1e-6);
-        QVERIFY(maxAbs(taesd->unscaleLatents(f.at("scaled")), f.at("unscaled")) < 1e-6);
+        QVERIFY(maxAbsDifference(taesd->scaleLatents(f.at("encoded")), f.at("scaled")) < 1e-6);
+        QVERIFY(maxAbsDifference(taesd->unscaleLatents(f.at("scaled")), f.at("unscaled")) < 1e-6);
         const auto rgb = taesd->decodeLatents(f.at("latents"));
-        QVERIFY(maxAbs(rgb, (f.at("decoded") / 2 + 0.5).clamp(0, 1)) < 1e-5);
+        QVERIFY(maxAbsDifference(rgb, (f.at("decoded") / 2 + 0.5).clamp(0, 1)) < 1e-5);
     }
 
     void singleHalves() {
@@ -102,11 +90,11 @@ private slots:
         const auto f = fixture("tiny");
         auto dec = nn::loadTaesd(kDir + "/tiny_decoder.safetensors");
         QVERIFY(dec->hasDecoder() && !dec->hasEncoder());
-        QVERIFY(maxAbs(dec->decode(f.at("latents")), f.at("decoded")) < 1e-5);
+        QVERIFY(maxAbsDifference(dec->decode(f.at("latents")), f.at("decoded")) < 1e-5);
         QVERIFY_THROWS_EXCEPTION(std::logic_error, dec->encode(f.at("image")));
         auto enc = nn::loadTaesd(kDir + "/tiny_encoder.safetensors");
         QVERIFY(enc->hasEncoder() && !enc->hasDecoder());
-        QVERIFY(maxAbs(enc->encode(f.at("image")), f.at("encoded")) < 1e-5);
+        QVERIFY(maxAbsDifference(enc->encode(f.at("image")), f.at("encoded")) < 1e-5);
         QCOMPARE(enc->config().numEncoderBlocks, (std::vector<int64_t>{1, 2, 1}));
     }
 
@@ -133,8 +121,8 @@ private slots:
         QCOMPARE(decoderParams, int64_t(1222531));  // TAESD README
         QCOMPARE(taesd->parameters().front().scalar_type(), torch::kFloat32);
         const auto f = fixture("default");
-        const double dec = maxAbs(taesd->decode(f.at("latents")), f.at("decoded"));
-        const double enc = maxAbs(taesd->encode(f.at("image")), f.at("encoded"));
+        const double dec = maxAbsDifference(taesd->decode(f.at("latents")), f.at("decoded"));
+        const double enc = maxAbsDifference(taesd->encode(f.at("image")), f.at("encoded"));
         qInfo("%s: max abs error decode %.3g (|ref| max %.3g), encode %.3g", qPrintable(path), dec,
               f.at("decoded").abs().max().item<double>(), enc);
         QVERIFY(dec < 1e-5 && enc < 1e-5);
@@ -151,7 +139,7 @@ private slots:
         const auto want = (f.at("decoded")[0] / 2 + 0.5).clamp(0, 1).mul(255).permute({1, 2, 0}).floor();
         const auto got = torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {128, 128, 3}, torch::kUInt8).to(torch::kFloat32);
         // Truncation may flip a level where the float result sits on an integer.
-        QVERIFY2(maxAbs(got, want) <= 1, qPrintable(QString::number(maxAbs(got, want))));
+        QVERIFY2(maxAbsDifference(got, want) <= 1, qPrintable(QString::number(maxAbsDifference(got, want))));
         // Half-precision latents (a UNet run in fp16) are cast to the model's dtype.
         QCOMPARE(pipeline::taesdPreview(*taesd, f.at("latents")[0].to(torch::kFloat16)).rgb.size(), img.rgb.size());
     }
@@ -172,7 +160,7 @@ private slots:
         QFETCH(QString, named);
         const auto path = rewritten(file.toStdString(),
                                     [&](io::TensorMap& w) { QVERIFY(w.erase(drop.toStdString()) == 1); });
-        const auto msg = errorOf([&] { nn::loadTaesd(path); });
+        const auto msg = modelFileErrorOf([&] { nn::loadTaesd(path); });
         qInfo("%s", qPrintable(msg));
         QVERIFY2(msg.contains(named) && msg.contains(QString::fromStdString(path)), qPrintable(msg));
     }
@@ -184,7 +172,7 @@ private slots:
         auto w = io::SafetensorsFile::open(kDir + "/tiny/diffusion_pytorch_model.safetensors")->all();
         w.erase("encoder.layers.0.weight");
         io::writeSafetensors((dir / "diffusion_pytorch_model.safetensors").string(), w);
-        const auto msg = errorOf([&] { nn::loadTaesd(dir.string()); });
+        const auto msg = modelFileErrorOf([&] { nn::loadTaesd(dir.string()); });
         QVERIFY2(msg.contains("'encoder.layers.0.weight' is missing") && msg.contains("[16, 3, 3, 3]"), qPrintable(msg));
     }
 
@@ -206,24 +194,24 @@ private slots:
         const auto path = rewritten(file.toStdString(), [&](io::TensorMap& w) {
             w[k] = w.count(k) ? torch::zeros({16, 8, 3, 3}) : torch::zeros({2});
         });
-        const auto msg = errorOf([&] { nn::loadTaesd(path); });
+        const auto msg = modelFileErrorOf([&] { nn::loadTaesd(path); });
         qInfo("%s", qPrintable(msg));
         QVERIFY2(msg.contains(named), qPrintable(msg));
     }
 
     void otherModelFilesAreRejected() {
-        QVERIFY(errorOf([] { nn::loadTaesd(kDir + "/nowhere.safetensors"); }).contains("not found"));
-        QVERIFY(errorOf([] { nn::loadTaesd(kDir); }).contains("not a diffusers AutoencoderTiny folder"));
+        QVERIFY(modelFileErrorOf([] { nn::loadTaesd(kDir + "/nowhere.safetensors"); }).contains("not found"));
+        QVERIFY(modelFileErrorOf([] { nn::loadTaesd(kDir); }).contains("not a diffusers AutoencoderTiny folder"));
         // A reference-output file is not a model: its first key is neither layout.
-        QVERIFY(errorOf([] { nn::loadTaesd(kDir + "/tiny.safetensors"); }).contains("unexpected key 'decoded'"));
+        QVERIFY(modelFileErrorOf([] { nn::loadTaesd(kDir + "/tiny.safetensors"); }).contains("unexpected key 'decoded'"));
         auto j = nlohmann::json::parse(std::ifstream(kDir + "/tiny/config.json"));
         j["_class_name"] = "AutoencoderKL";
-        QVERIFY(errorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("not AutoencoderTiny"));
+        QVERIFY(modelFileErrorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("not AutoencoderTiny"));
         j["_class_name"] = "AutoencoderTiny";
         j["decoder_block_out_channels"] = {16, 32, 16};
-        QVERIFY(errorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("must all be equal"));
+        QVERIFY(modelFileErrorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("must all be equal"));
         j["decoder_block_out_channels"] = {16, 16};
-        QVERIFY(errorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("differ in length"));
+        QVERIFY(modelFileErrorOf([&] { nn::TaesdConfig::fromJson(j); }).contains("differ in length"));
     }
 };
 

@@ -7,6 +7,7 @@
 #include "core/nn/cpu_kernels.h"
 #include "core/nn/upscaler.h"
 #include "core/pipeline/upscale.h"
+#include "tests/common/tensor_checks.h"
 #include "tests/common/test_program.h"
 
 #include <QtTest>
@@ -27,20 +28,8 @@ namespace {
 
 const std::string kDir = std::string(DD_FIXTURES_DIR) + "/upscalers";
 
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b) {
-    if (a.sizes() != b.sizes()) return std::numeric_limits<double>::infinity();
-    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
-}
-
-template <typename F>
-QString errorOf(F load) {
-    try {
-        load();
-    } catch (const io::ModelFileError& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
+using test::maxAbsDifference;
+using test::modelFileErrorOf;
 
 nlohmann::json cases() { return nlohmann::json::parse(std::ifstream(kDir + "/cases.json")); }
 
@@ -96,7 +85,7 @@ private slots:
         const QString ours = QString::fromStdString(config.architectureName());
         QVERIFY2(ours.startsWith(architecture == "Compact" ? "RealESRGAN Compact" : architecture), qPrintable(ours));
         const auto out = c.model.net->upscale(c.input);
-        const double err = maxAbs(out, c.expected);
+        const double err = maxAbsDifference(out, c.expected);
         qInfo("%s: %s, max |Δ| %.2e", qPrintable(name), config.describe().c_str(), err);
         QVERIFY2(err < 1e-4, qPrintable(QString::number(err)));
     }
@@ -123,13 +112,13 @@ private slots:
         int tiles = 0;
         const auto tiled = pipeline::upscaleTiled(net, c.input, {8, radius}, nullptr, [&](int, int total) { tiles = total; });
         QVERIFY(tiles >= 6);
-        const double err = maxAbs(tiled, whole);
+        const double err = maxAbsDifference(tiled, whole);
         qInfo("%s: %d tiles, overlap %lld, max |Δ| %.2e", qPrintable(name), tiles, (long long)radius, err);
         QVERIFY2(err < tolerance, qPrintable(QString::number(err)));
         if (net.config.arch != nn::UpscalerArch::SwinIR) return;
         // A larger overlap brings the SwinIR tiles closer to the whole image.
         const auto wider = pipeline::upscaleTiled(net, c.input, {8, 16});
-        QVERIFY(maxAbs(wider, whole) < err);
+        QVERIFY(maxAbsDifference(wider, whole) < err);
     }
 
     // The 8-bit path: spandrel's output clamped and rounded, to the unit.
@@ -174,22 +163,22 @@ private slots:
         const auto pth = (fs::path(DD_BINARY_DIR) / "test_upscalers_scratch" / "RealESRGAN_x4plus.pth").string();
         fs::create_directories(fs::path(pth).parent_path());
         std::ofstream(pth) << "PK\x03\x04 pickle";
-        const auto pickle = errorOf([&] { nn::loadUpscaler(pth); });
+        const auto pickle = modelFileErrorOf([&] { nn::loadUpscaler(pth); });
         QVERIFY2(pickle.contains("RealESRGAN_x4plus.pth") && pickle.contains("never unpickles") && pickle.contains("save_file"), qPrintable(pickle));
-        QVERIFY(errorOf([] { nn::loadUpscaler(kDir + "/nowhere.safetensors"); }).contains("not found"));
-        const auto unknown = errorOf([] { nn::loadUpscaler(kDir + "/unknown-architecture.safetensors"); });
+        QVERIFY(modelFileErrorOf([] { nn::loadUpscaler(kDir + "/nowhere.safetensors"); }).contains("not found"));
+        const auto unknown = modelFileErrorOf([] { nn::loadUpscaler(kDir + "/unknown-architecture.safetensors"); });
         QVERIFY2(unknown.contains("unknown-architecture.safetensors") && unknown.contains("ESRGAN") && unknown.contains("SwinIR"), qPrintable(unknown));
         const auto image = scratch("not-a-model.safetensors", {{"model.diffusion_model.input_blocks.0.0.weight", torch::zeros({4})}});
-        QVERIFY(errorOf([&] { nn::loadUpscaler(image); }).contains("Stable Diffusion model, not an upscaler"));
+        QVERIFY(modelFileErrorOf([&] { nn::loadUpscaler(image); }).contains("Stable Diffusion model, not an upscaler"));
         // A weight of the wrong shape is named.
         auto w = io::SafetensorsFile::open(kDir + "/compact-2x.safetensors")->all();
         w["body.2.weight"] = torch::zeros({8, 8, 5, 5});
-        const auto shape = errorOf([&] { nn::loadUpscaler(scratch("bad-shape.safetensors", w)); });
+        const auto shape = modelFileErrorOf([&] { nn::loadUpscaler(scratch("bad-shape.safetensors", w)); });
         QVERIFY2(shape.contains("body.2.weight"), qPrintable(shape));
         // A weight the architecture does not have is named too.
         w = io::SafetensorsFile::open(kDir + "/compact-2x.safetensors")->all();
         w["extra.weight"] = torch::zeros({1});
-        const auto extra = errorOf([&] { nn::loadUpscaler(scratch("extra.safetensors", w)); });
+        const auto extra = modelFileErrorOf([&] { nn::loadUpscaler(scratch("extra.safetensors", w)); });
         QVERIFY2(extra.contains("extra.weight"), qPrintable(extra));
     }
 };
