@@ -128,6 +128,7 @@ private:
     void restoreFrom(const std::string& file);
     void resolveRestored(const std::string& outFolder);
     void useBuiltInModelIfNone();
+    void useModelDefaults();
     void fitSizeToOutpaint();
 
     api::GenerationSettings s;
@@ -166,7 +167,7 @@ OptionTable Generate::options() {
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
         .choice("--sampler", api::samplerNames(), "the sampler",
                 [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
-        .value("--size", "WxH", "width and height in pixels, e.g. 512x768",
+        .value("--size", "WxH", "width and height in pixels, e.g. 512x768 (default: the model's own size)",
                [this](const std::string& v) {
                    const auto x = v.find('x');
                    if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
@@ -335,14 +336,21 @@ void Generate::fitSizeToOutpaint() {
     s.height = size.height;
 }
 
-// No model named: the built-in one, at its own size and guidance scale unless given (as the app does).
+// No model named: the built-in one.
 void Generate::useBuiltInModelIfNone() {
     if (!s.model.empty()) return;
     const auto builtin = installedEmbeddedModel();
     if (builtin.empty()) throw std::invalid_argument("--model is required (a model path, or demo:tiny-sd1)");
     s.model = builtin.string();
-    if (!sizeGiven) s.width = s.height = kEmbeddedModel.size;
-    if (!cfgGiven) s.cfgScale = kEmbeddedModel.cfgScale;
+}
+
+// What was not given comes from the model, as the app does: its own size (512 for SD 1.x, 1024 for SDXL, 128 for
+// the built-in model) and, for the built-in model, its guidance scale. A restored or outpainted run keeps its size.
+void Generate::useModelDefaults() {
+    if (!cfgGiven && from.empty() && isEmbeddedModel(s.model)) s.cfgScale = kEmbeddedModel.cfgScale;
+    if (sizeGiven || !from.empty() || (s.outpaint.enabled() && !s.initImage.empty())) return;
+    if (s.model != pipeline::kDemoModel && !fs::exists(s.model)) return;  // reported below, naming the file
+    s.width = s.height = pipeline::nativeImageSize(s.model);
 }
 
 int Generate::run() {
@@ -353,6 +361,7 @@ int Generate::run() {
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(folder);
     useBuiltInModelIfNone();
+    useModelDefaults();
     const auto& names = api::samplerNames();
     if (std::find(names.begin(), names.end(), s.sampler) == names.end()) {
         std::string list;

@@ -13,6 +13,7 @@
 #include "ui/previewview.h"
 #include "ui/promptpanel.h"
 #include "ui/queueview.h"
+#include "ui/runcontroller.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -23,6 +24,9 @@
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QScrollArea>
+#include <QScrollBar>
+#include <QPushButton>
+#include <QGroupBox>
 #include <QAction>
 #include <QSettings>
 #include <QSpinBox>
@@ -172,6 +176,25 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     done.exec();
     wait(300);
     ok = save(&window, dir, "outpainting.png") && ok;
+    // Live: the prompt edited with Live on; the canvas follows, Keep would save the picture.
+    if (auto* image = window.findChild<QGroupBox*>("imageInputPanel")) image->setChecked(false);
+    if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll")) scroll->verticalScrollBar()->setValue(0);
+    s = panel->settings();
+    s.prompt = "a large red circle in the center on a white background";
+    panel->setSettings(s);
+    auto* live = window.findChild<QPushButton*>("live");
+    live->click();
+    auto shows = [&](const std::string& text) {
+        const auto* last = window.runController()->lastLive();
+        return !window.runController()->running() && last && last->settings.prompt == text;
+    };
+    for (int i = 0; i < 600 && !shows(s.prompt); ++i) wait(100);
+    auto* prompt = panel->promptEdit();
+    prompt->setPlainText(QStringLiteral("a large green circle in the center on a white background"));
+    for (int i = 0; i < 600 && !shows(prompt->toPlainText().toStdString()); ++i) wait(100);
+    wait(300);
+    ok = save(&window, dir, "live.png") && ok;
+    live->click();
     return ok ? 0 : 1;
 }
 

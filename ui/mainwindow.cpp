@@ -37,6 +37,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace dd::ui {
 namespace {
 
@@ -61,6 +63,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_run->setAutosave(m_prefs.autosave);
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
+    m_modelSize = QSize(m_panel->settings().width, m_panel->settings().height);
     m_controlNet = new ControlNetPanel(this);
     m_imageInput = new ImageInputPanel(this);
     m_hires = new HiresPanel(this);
@@ -90,6 +93,11 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_generate->setToolTip(tr("Ctrl+Enter"));
     m_cancel = button("cancel", tr("Cancel"), this);
     m_cancel->setToolTip(tr("Esc"));
+    m_live = button("live", tr("Live"), this);
+    m_live->setCheckable(true);
+    m_live->setStyleSheet(QStringLiteral("QPushButton:checked { background: #2e7d32; color: white; font-weight: bold; }"));
+    m_live->setToolTip(tr("Draw again at every edit of prompt, negative, seed, steps, CFG or sampler. Live pictures "
+                          "are not saved: Keep on the canvas saves the one shown."));
     m_progress = new QProgressBar(this);
     m_progress->setObjectName("progress");
     m_eta = new QLabel(this);
@@ -104,6 +112,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     presetRow->addWidget(presetButton);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_generate, 1);
+    buttons->addWidget(m_live);
     buttons->addWidget(m_cancel);
     // The left column: the settings scroll (vertically only); what every run needs to see stays below them,
     // never scrolled away: Generate / Cancel, progress and ETA, the preset, the predicted peak and the gauge.
@@ -223,6 +232,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
         statusBar()->showMessage(message);
     });
     connect(m_run, &RunController::verified, this, &MainWindow::onVerified);
+    connectLive();
     connect(m_run, &RunController::stateChanged, this, &MainWindow::updateButtons);
     connect(m_run, &RunController::finished, this, &MainWindow::runFinished);
     connect(m_run, &RunController::leftoversFound, this, [this](int n) {
@@ -261,7 +271,10 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     connect(worker, &EngineWorker::modelLocated, this, [this](const QString& path, const QString& how) {
         m_restoreNotice->setText(tr("Model found by %1: %2").arg(how, path.toHtmlEscaped()));
         m_restoreNotice->show();
-        if (path != m_picker->currentModel()) m_picker->choose(path);
+        if (path != m_picker->currentModel()) {
+            m_keepSizeForModel = path;
+            m_picker->choose(path);
+        }
     });
     connect(worker, &EngineWorker::modelNotFound, this, [this](const QString& message) {
         m_restoreNotice->setText(QStringLiteral("<span style='color:#b00'>%1</span>").arg(message.toHtmlEscaped()));
@@ -456,7 +469,8 @@ void MainWindow::showResult(const api::GenerationResult& result, const QString& 
     m_lastRunSettings = result.settings;
     updatePrediction();  // the next run with the same text skips the encoders
     const QString encode = result.textEncodeCached ? tr("cached") : seconds(t.encodeSeconds);
-    QString message = tr("%1: load %2 · encode %3 · %4 steps %5 · decode %6")
+    QString message = tr("%1%2: load %3 · encode %4 · %5 steps %6 · decode %7")
+                          .arg(jobId == kLiveJob ? tr("Live · ") : QString())
                           .arg(QString::fromStdString(result.modelName), seconds(t.loadSeconds), encode)
                           .arg(t.stepSeconds.size())
                           .arg(seconds(steps), seconds(t.decodeSeconds));
@@ -484,17 +498,23 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
     if (demo)
         m_modelBanner->setText(tr("<b>Demo mode:</b> a tiny random-weight model the app builds itself. It exercises the "
                                   "whole pipeline but makes noise, not pictures. Open a real model above."));
-    if (shapes) {
+    if (shapes)
         m_modelBanner->setText(tr("<b>Built-in shapes model:</b> trained by DiffusionDesk itself, offline. It draws one "
                                   "circle, square, triangle or star in red, orange, yellow, green, blue or purple, at "
                                   "128 × 128. Open a real model above for everything else."));
-        // It knows one size and one world: start it where it works rather than on a 512 × 512 lighthouse.
-        api::GenerationSettings s = m_panel->settings();
-        s.width = s.height = kEmbeddedModel.size;
+    // The size follows the model (SD 1.x 512, SDXL 1024, the shapes model 128) unless the artist chose another
+    // one, or a restored image asked for this model with its own size.
+    api::GenerationSettings s = m_panel->settings();
+    const bool restoring = info.path == std::exchange(m_keepSizeForModel, QString());
+    if (info.nativeSize > 0) {
+        if (QSize(s.width, s.height) == m_modelSize && !restoring) s.width = s.height = info.nativeSize;
+        m_modelSize = QSize(info.nativeSize, info.nativeSize);
+    }
+    if (shapes) {  // it knows one world: start it where it works rather than on a lighthouse
         if (s.cfgScale == api::GenerationSettings{}.cfgScale) s.cfgScale = kEmbeddedModel.cfgScale;
         if (s.prompt == kFirstPrompt) s.prompt = "a large red star on a blue background";
-        m_panel->setSettings(s);
     }
+    m_panel->setSettings(s);
     QSettings().setValue("lastModel", info.path);
     updatePrediction();
 }

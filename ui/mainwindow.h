@@ -18,6 +18,7 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QSize>
 
 #include <functional>
 #include <memory>
@@ -162,6 +163,9 @@ private:
     void applyRestoredSettings(const api::GenerationSettings& s);
     void checkPastedParameters();
     void showComparison(const api::GenerationResult& a, int indexA, const api::GenerationResult& b, int indexB);
+    // Live mode (mainwindow_live.cpp): the Live switch, the debounced rerun on each edit, Keep on the canvas bar.
+    void connectLive();
+    void runLive();
     void onRunStarted(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
     void showResult(const api::GenerationResult& result, const QString& jobId);
@@ -222,6 +226,11 @@ private:
     PreviewStats m_lastPreviewStats;
     std::optional<api::GenerationSettings> m_lastRunSettings;  // text inputs of the engine's hot cache
     QElapsedTimer m_runClock;  // since the current run's first step
+    QPushButton* m_live;
+    QTimer* m_liveTimer;          // a pause in typing starts the live run
+    QAction* m_keepLive = nullptr;
+    QString m_keepSizeForModel;  // a restore asked for this model: its load keeps the restored size
+    QSize m_modelSize;           // the size the model set; a size the artist chose stays through a model change
     int m_firstStep = 0;
 };
 

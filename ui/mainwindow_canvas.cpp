@@ -54,6 +54,9 @@ QWidget* MainWindow::buildCanvas() {
     gap->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     bar->addWidget(gap);
     auto shown = [this] { return shownImageFile(); };
+    m_keepLive = add("canvasKeep", tr("Keep"), tr("Save this live picture to the library, with its settings"),
+                     [this] { if (m_run->keepLive()) updateImageActions(); }, false);
+    m_keepLive->setVisible(false);  // while a live picture not kept yet is shown
     add("canvasUseSettings", tr("Use settings"), tr("Every setting of this image into the panel (Ctrl+Z undoes it)"),
         [this, shown] { restoreFromFile(shown()); }, true);
     add("canvasUseSeed", tr("Use seed"), tr("Only this image's seed into the panel"), [this, shown] { useFromFile(shown(), false); }, true);
@@ -100,6 +103,7 @@ QString MainWindow::shownImageFile() const { return m_shownFiles.value(std::max(
 void MainWindow::updateImageActions() {
     const bool saved = !shownImageFile().isEmpty();
     for (QAction* a : m_imageActions) a->setEnabled(saved);
+    m_keepLive->setVisible(m_shownJob == kLiveJob && m_run->canKeepLive());
     // The mask belongs to one image: another one on the canvas ends the painting.
     if (m_paintMask->isChecked() && (shownImageFile() != m_maskFor || m_preview->currentIndex() < 0)) m_paintMask->setChecked(false);
     m_gridAction->setVisible(m_preview->isFinal() && m_preview->imageCount() > 1);

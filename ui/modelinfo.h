@@ -16,6 +16,7 @@ struct ModelInfo {
     qint64 parameters = 0; // all components
     QString hash;          // A1111 short hash of a single file ("" for folders and the demo)
     QStringList notes;     // guesses the loader made
+    int nativeSize = 0;    // the image side it was trained at (pipeline::nativeImageSize); 0: unknown
     bool loaded = false;   // the engine has its networks in memory (EngineWorker::loadModel)
     double loadSeconds = 0;
     bool isXl() const { return family.startsWith(QLatin1String("SDXL")); }

@@ -80,6 +80,7 @@ ModelInfo inspectModel(const QString& path, const api::CancelToken& cancel,
         info.family = QStringLiteral("SD 1.x");
         info.format = QObject::tr("built in");
         info.dtypes = QStringLiteral("fp32");
+        info.nativeSize = pipeline::nativeImageSize(pipeline::kDemoModel);
         return info;
     }
     if (phase) phase(QObject::tr("reading weights"));
@@ -92,6 +93,7 @@ ModelInfo inspectModel(const QString& path, const api::CancelToken& cancel,
         parts << QString::fromStdString(component) + ' ' + componentDtypes(tensors, info.parameters);
     info.dtypes = parts.join(QStringLiteral(" · "));
     for (const auto& n : ckpt.notes) info.notes << QString::fromStdString(n);
+    info.nativeSize = io::nativeImageSize(ckpt);
     const QFileInfo fi(path);
     info.displayName = fi.isDir() ? fi.fileName() : fi.completeBaseName();
     if (info.displayName.isEmpty()) info.displayName = path;

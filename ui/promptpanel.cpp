@@ -221,6 +221,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     for (auto* spinBox : {m_width, m_height, m_batch})
         connect(spinBox, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
     connect(m_cfg, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::shapeChanged);
+    for (auto* text : {m_prompt, m_negative}) connect(text, &QPlainTextEdit::textChanged, this, &PromptPanel::edited);
+    for (auto* number : {m_seed, m_cfg}) connect(number, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::edited);
+    connect(m_steps, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::edited);
+    connect(m_sampler, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::edited);
     setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
 }

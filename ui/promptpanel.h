@@ -41,6 +41,8 @@ public:
 signals:
     // Size, batch, guidance or refiner changed: what the memory prediction depends on.
     void shapeChanged();
+    // Prompt, negative, seed, steps, guidance or sampler changed: what live mode follows.
+    void edited();
 
 private:
     void updateTokenCounts();

@@ -53,6 +53,7 @@ RunController::RunController(QObject* parent) : QObject(parent), m_ab(new ABRunn
                 setRunning(false);
                 emit abFinished(a, b, label);
                 emit finished();
+                launchLive();
             });
 }
 
@@ -120,6 +121,7 @@ bool RunController::verify(const QString& file, const QStringList& modelFolders)
 
 void RunController::cancel() {
     m_queueActive = false;
+    m_liveWanted.reset();
     m_ab->cancel();
     m_cancelRequested = true;
     emit cancelRequested();
@@ -144,9 +146,18 @@ void RunController::onEnqueued() {
 }
 
 // The first pending job not launched yet, once nothing runs and the gate is open. The queue stops when none is
-// left and no enqueue is still on its way.
+// left and no enqueue is still on its way; then the newest live settings, if any, run.
 void RunController::resume() {
-    if (!m_queueActive || m_running || m_gateClosed() || m_ab->running()) return;
+    if (m_running || m_gateClosed() || m_ab->running()) return;
+    if (m_queueActive) {
+        if (launchNextJob() || m_enqueuesInFlight > 0) return;  // a snapshot is on the way
+        m_queueActive = false;
+        end();
+    }
+    launchLive();
+}
+
+bool RunController::launchNextJob() {
     for (const auto& job : m_jobs) {
         if (job.state != QLatin1String("pending") || m_launchedJobs.count(job.id) || m_leftoverJobs.count(job.id)) continue;
         m_launchedJobs.insert(job.id);
@@ -160,11 +171,67 @@ void RunController::resume() {
         m_currentJob = job.id;
         emit jobStarted(job.id);
         launch(s);
+        return true;
+    }
+    return false;
+}
+
+void RunController::live(const api::GenerationSettings& settings) {
+    m_liveWanted = settings;
+    if (m_liveRunning) {
+        m_liveCancelled = true;
+        emit cancelRequested();  // stops at its next step; finishLive launches the newest settings
         return;
     }
-    if (m_enqueuesInFlight > 0) return;  // its snapshot is on the way
-    m_queueActive = false;
-    end();
+    resume();
+}
+
+void RunController::stopLive() {
+    m_liveWanted.reset();
+    if (!m_liveRunning) return;
+    m_liveCancelled = true;
+    emit cancelRequested();
+}
+
+bool RunController::keepLive() {
+    if (!canKeepLive()) return false;
+    m_lastLiveKept = true;
+    for (size_t i = 0; i < m_lastLive->images.size(); ++i) {
+        SessionImage image{m_lastLive->settings, m_lastLive, int(i)};
+        image.settings.seed += int64_t(i);
+        image.settings.batchSize = 1;
+        m_session.push_back(std::move(image));
+    }
+    emit saveRequested(kLiveJob, *m_lastLive, runSeconds(*m_lastLive));
+    return true;
+}
+
+void RunController::launchLive() {
+    if (!m_liveWanted || m_running || m_queueActive || m_gateClosed() || m_ab->running()) return;
+    const api::GenerationSettings s = *std::exchange(m_liveWanted, std::nullopt);
+    m_liveRunning = true;
+    m_liveCancelled = false;
+    m_cancelRequested = false;
+    m_runIndex = 0;
+    m_runCount = 1;
+    launch(s);
+}
+
+// A live run's end: its picture is shown unless newer settings wait (it is stale); a run we cancelled is silent.
+void RunController::finishLive(const api::GenerationResult* result, const QString& failure) {
+    m_liveRunning = false;
+    const bool stale = m_liveWanted.has_value();
+    const bool cancelled = std::exchange(m_liveCancelled, false) || m_cancelRequested;
+    setRunning(false);
+    if (result && !stale) {
+        m_lastLive = std::make_shared<const api::GenerationResult>(*result);
+        m_lastLiveKept = false;
+        emit resultReady(*result, kLiveJob);
+    }
+    if (!result && !cancelled) emit runFailed(failure);
+    const bool queueWasActive = m_queueActive;  // its end says finished
+    resume();
+    if (!m_running && !queueWasActive) emit finished();
 }
 
 void RunController::launch(const api::GenerationSettings& settings) {
@@ -177,6 +244,7 @@ void RunController::launch(const api::GenerationSettings& settings) {
 // Shown first, then kept: a job is done in the journal once its files are on disk (onSaved), or at once when
 // nothing is saved.
 void RunController::onFinished(const api::GenerationResult& result) {
+    if (m_liveRunning) return finishLive(&result, {});
     const QString job = std::exchange(m_currentJob, QString());
     const auto run = std::make_shared<const api::GenerationResult>(result);
     for (size_t i = 0; i < result.images.size(); ++i) {
@@ -193,12 +261,17 @@ void RunController::onFinished(const api::GenerationResult& result) {
         return;
     }
     setRunning(false);
-    if (m_queueActive) resume();
-    else emit finished();
+    if (m_queueActive) {
+        resume();
+        return;
+    }
+    emit finished();
+    launchLive();
 }
 
 // A run the user stopped is cancelled in the queue, not failed; one job's bad settings do not stop the others.
 void RunController::onFailed(const QString& message) {
+    if (m_liveRunning) return finishLive(nullptr, message);
     const QString job = std::exchange(m_currentJob, QString());
     if (!job.isEmpty()) {
         if (m_cancelRequested) emit jobCancelled(job);
@@ -213,6 +286,7 @@ void RunController::onFailed(const QString& message) {
     }
     m_queueActive = false;
     end();
+    launchLive();
 }
 
 void RunController::onVerified(const VerifyOutcome& outcome) {
@@ -224,7 +298,7 @@ void RunController::onVerified(const VerifyOutcome& outcome) {
 }
 
 void RunController::onSaved(const QString& jobId, const QStringList& files) {
-    if (!jobId.isEmpty()) emit jobDone(jobId, files);
+    if (!jobId.isEmpty() && jobId != kLiveJob) emit jobDone(jobId, files);
 }
 
 void RunController::setRunning(bool running) {

@@ -4,7 +4,8 @@
 // ends as "cancelled"; an A/B pair; a Verify; the saving of finished images. MainWindow feeds it clicks and the
 // workers' answers and shows what it says; tests drive it with no window, worker or thread (test_runcontroller).
 // One generation at a time: a job launches only when nothing runs, no model loads (the launch gate) and no A/B
-// pair or Verify is under way.
+// pair or Verify is under way. Live mode runs the newest settings outside the queue whenever nothing else runs;
+// its pictures are shown, not saved, unless kept.
 //
 //   connect(&queueService, &QueueService::changed, &run, &RunController::onJobsChanged);
 //   connect(&run, &RunController::generateRequested, worker, &EngineWorker::generate, Qt::QueuedConnection);
@@ -21,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -63,6 +65,9 @@ struct SessionImage {
     int index = 0;  // in run->images
 };
 
+// The job id of a live result: shown on the canvas, saved only by keepLive().
+inline const QString kLiveJob = QStringLiteral("live");
+
 class RunController : public QObject {
     Q_OBJECT
 public:
@@ -83,6 +88,9 @@ public:
     // While the gate says true (a model loads), no job launches; resume() when it opens.
     void setLaunchGate(std::function<bool()> closed) { m_gateClosed = std::move(closed); }
     void setAutosave(bool on) { m_autosave = on; }
+    bool liveRunning() const { return m_liveRunning; }
+    bool canKeepLive() const { return m_lastLive && !m_lastLiveKept; }  // a live result not saved yet
+    const api::GenerationResult* lastLive() const { return m_lastLive.get(); }  // the live result shown last
 
 public slots:
     void generate(const dd::api::GenerationSettings& settings, int runs);
@@ -91,6 +99,11 @@ public slots:
     void startAb(const dd::compare::AbPair& pair);
     bool verify(const QString& file, const QStringList& modelFolders);  // false (nothing asked) while busy
     void cancel();
+    // Live mode: `settings` run as soon as nothing else runs, outside the queue, and are not saved. A newer call
+    // while a live run is under way cancels that run at its next step, so the picture follows the newest settings.
+    void live(const dd::api::GenerationSettings& settings);
+    void stopLive();   // drops the waiting live settings and cancels a live run under way
+    bool keepLive();   // saves the last live result as a finished run is saved; false when there is none to keep
     void resume();                        // launches the next job when it may
     void onJobsChanged(const QList<dd::ui::JobRow>& jobs);
     void onEnqueued();
@@ -125,6 +138,9 @@ signals:
 
 private:
     void launch(const api::GenerationSettings& settings);
+    bool launchNextJob();
+    void launchLive();
+    void finishLive(const api::GenerationResult* result, const QString& failure);
     void setRunning(bool running);
     void end();
 
@@ -143,6 +159,11 @@ private:
     bool m_verifying = false;
     bool m_cancelRequested = false;
     int m_runIndex = 0, m_runCount = 1;
+    std::optional<api::GenerationSettings> m_liveWanted;  // the newest live settings not launched yet
+    bool m_liveRunning = false;
+    bool m_liveCancelled = false;                         // the live run under way was cancelled by us
+    std::shared_ptr<const api::GenerationResult> m_lastLive;
+    bool m_lastLiveKept = false;
 };
 
 } // namespace dd::ui

@@ -169,6 +169,21 @@ std::string_view familyName(ModelFamily f) {
     return "?";
 }
 
+int nativeImageSize(const nlohmann::json& unet, const nlohmann::json& vae) {
+    const auto sampleSize = unet.is_object() && unet.contains("sample_size") && unet["sample_size"].is_number_integer()
+                                ? unet["sample_size"].get<int>() : 0;
+    int scale = 8;
+    if (vae.is_object() && vae.contains("block_out_channels") && vae["block_out_channels"].is_array() &&
+        !vae["block_out_channels"].empty())
+        scale = 1 << (int(vae["block_out_channels"].size()) - 1);
+    return (sampleSize > 0 ? sampleSize : 64) * scale;
+}
+
+int nativeImageSize(const Checkpoint& ck) {
+    const auto config = [&](const char* name) { return ck.configs.count(name) ? ck.configs.at(name) : nlohmann::json(); };
+    return nativeImageSize(config("unet"), config("vae"));
+}
+
 Checkpoint loadCheckpoint(const std::string& path, const std::string& variant) {
     const fs::path p(path);
     std::error_code ec;

@@ -33,4 +33,10 @@ struct Checkpoint {
 // pickle file (.ckpt/.pt/.pth/.bin), which is refused with an explanation. Throws ModelFileError.
 Checkpoint loadCheckpoint(const std::string& path, const std::string& variant = "");
 
+// The image side a model was trained at, what diffusers' pipelines use when no height and width are given: the
+// UNet's sample_size times the VAE's scale factor, 2^(number of VAE blocks - 1) (512 for SD 1.x, 768 for SD 2.x
+// v-models, 1024 for SDXL). Configs without the fields get diffusers' defaults (64, 8).
+int nativeImageSize(const nlohmann::json& unetConfig, const nlohmann::json& vaeConfig);
+int nativeImageSize(const Checkpoint& checkpoint);
+
 } // namespace dd::io

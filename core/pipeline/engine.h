@@ -116,4 +116,8 @@ private:
 // The model name the app opens when the user has not chosen one.
 inline constexpr const char* kDemoModel = "demo:tiny-sd1";
 
+// The image side `source` (a model path or kDemoModel) was trained at (io::nativeImageSize): the size of a run
+// that names none. Maps the weights, reads none of them. Throws dd::io::ModelFileError.
+int nativeImageSize(const std::string& source);
+
 } // namespace dd::pipeline

@@ -1,4 +1,5 @@
 #include "core/pipeline/sd_model.h"
+#include "core/pipeline/engine.h"  // kDemoModel, nativeImageSize
 
 #include "core/io/model_error.h"
 #include "core/nn/load_weights.h"
@@ -103,18 +104,35 @@ std::unique_ptr<SdModel> loadSdModel(const std::string& path, const Placement& p
     return m;
 }
 
+namespace {
+
+// diffusers' tiny SD test components (tests/pipelines/stable_diffusion).
+nlohmann::json demoUnetConfig() {
+    return {{"block_out_channels", {32, 64}}, {"layers_per_block", 2}, {"sample_size", 32},
+            {"in_channels", 4}, {"out_channels", 4}, {"cross_attention_dim", 32},
+            {"attention_head_dim", 8},
+            {"down_block_types", {"DownBlock2D", "CrossAttnDownBlock2D"}},
+            {"up_block_types", {"CrossAttnUpBlock2D", "UpBlock2D"}}};
+}
+
+nlohmann::json demoVaeConfig() {
+    return {{"block_out_channels", {32, 64}}, {"in_channels", 3}, {"out_channels", 3},
+            {"down_block_types", {"DownEncoderBlock2D", "DownEncoderBlock2D"}},
+            {"up_block_types", {"UpDecoderBlock2D", "UpDecoderBlock2D"}},
+            {"latent_channels", 4}, {"sample_size", 64}};
+}
+
+} // namespace
+
+int nativeImageSize(const std::string& source) {
+    if (source == kDemoModel) return io::nativeImageSize(demoUnetConfig(), demoVaeConfig());
+    return io::nativeImageSize(io::loadCheckpoint(source));
+}
+
 std::unique_ptr<SdModel> makeDemoModel(const Placement& place) {
-    // diffusers' tiny SD test components (tests/pipelines/stable_diffusion), with a full-vocabulary text
-    // encoder so any prompt tokenizes.
-    const nlohmann::json unet = {{"block_out_channels", {32, 64}}, {"layers_per_block", 2}, {"sample_size", 32},
-                                 {"in_channels", 4}, {"out_channels", 4}, {"cross_attention_dim", 32},
-                                 {"attention_head_dim", 8},
-                                 {"down_block_types", {"DownBlock2D", "CrossAttnDownBlock2D"}},
-                                 {"up_block_types", {"CrossAttnUpBlock2D", "UpBlock2D"}}};
-    const nlohmann::json vae = {{"block_out_channels", {32, 64}}, {"in_channels", 3}, {"out_channels", 3},
-                                {"down_block_types", {"DownEncoderBlock2D", "DownEncoderBlock2D"}},
-                                {"up_block_types", {"UpDecoderBlock2D", "UpDecoderBlock2D"}},
-                                {"latent_channels", 4}, {"sample_size", 64}};
+    // The tiny test components, with a full-vocabulary text encoder so any prompt tokenizes.
+    const nlohmann::json unet = demoUnetConfig();
+    const nlohmann::json vae = demoVaeConfig();
     const nlohmann::json clip = {{"hidden_size", 32}, {"intermediate_size", 37}, {"num_attention_heads", 4},
                                  {"num_hidden_layers", 5}, {"vocab_size", 49408}, {"eos_token_id", 49407},
                                  {"hidden_act", "quick_gelu"}, {"max_position_embeddings", 77}};

@@ -3,6 +3,7 @@
 #include "imaging/png.h"
 
 #include <QProcess>
+#include <QSize>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -223,6 +224,23 @@ private slots:
         const auto text = dd::imaging::readPngText(out.toStdString());
         QCOMPARE(QString::fromStdString(text.at("parameters")), QString("a lighthouse\nSteps: 20, Sampler: Euler a, Seed: 7, Size: 22x20"));
         QCOMPARE(QString::fromStdString(text.at("extras")), QString("Postprocess upscale by: 4, Postprocess upscaler: compact-4x"));
+    }
+
+    // Without --size a run takes the model's own size (UNet sample_size × VAE scale): 64 for the demo (32 × 2),
+    // 128 for the built-in shapes model however it is named; --size and a restored size win.
+    void sizeComesFromTheModel() {
+        QTemporaryDir dir;
+        const auto sizeOf = [&](const QStringList& args, const QString& name) {
+            const Run r = cli(QStringList{"generate", "--prompt", "a red star", "--steps", "1", "--out", dir.filePath(name)} + args);
+            if (r.code != 0) qWarning("%s", qPrintable(r.err));
+            const auto image = dd::imaging::readImage(dir.filePath(name).toStdString());
+            return QSize(image.width, image.height);
+        };
+        QCOMPARE(sizeOf({"--model", "demo:tiny-sd1"}, "demo.png"), QSize(64, 64));
+        QCOMPARE(sizeOf({}, "builtin.png"), QSize(128, 128));
+        QCOMPARE(sizeOf({"--model", QString(DD_SOURCE_DIR) + "/resources/models/shapes"}, "shapes.png"), QSize(128, 128));
+        QCOMPARE(sizeOf({"--model", "demo:tiny-sd1", "--size", "48x32"}, "given.png"), QSize(48, 32));
+        QCOMPARE(sizeOf({"--from", dir.filePath("given.json")}, "restored.png"), QSize(48, 32));
     }
 
     // A hires fix through an upscaler network: named in the infotext, hashed in the sidecar, and --from (with the

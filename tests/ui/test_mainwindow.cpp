@@ -2,6 +2,7 @@
 // Generate, see a preview per step and the final image; cancel; shortcuts; presets reaching the MemoryPlan; the
 // memory gauge; this session's images and the library; and the UI thread's event-loop latency during a run. Dialogs are answered by test
 // hooks, so none can hang a test.
+#include "core/pipeline/engine.h"
 #include "core/resources.h"
 #include "latencyprobe.h"
 #include "ui/compareview.h"
@@ -19,6 +20,7 @@
 #include "ui/runcontroller.h"
 #include "ui/vramgauge.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
@@ -37,6 +39,7 @@
 #include <QThread>
 #include <QTimer>
 #include <QTemporaryDir>
+#include <QTextCursor>
 #include "tests/common/busy_processes.h"
 #include "tests/ui/main_thread_spy.h"
 
@@ -200,6 +203,54 @@ private slots:
         QVERIFY(w.findChild<QLabel*>("modelBanner")->text().contains("Built-in shapes model"));
         QCOMPARE(w.findChild<QSpinBox*>("width")->value(), dd::kEmbeddedModel.size);
         QCOMPARE(w.findChild<QDoubleSpinBox*>("cfgScale")->value(), dd::kEmbeddedModel.cfgScale);
+    }
+
+    // The size follows the model (the demo's 64, the shapes model's 128) until the artist chooses another one.
+    void sizeFollowsTheModelUntilChosen() {
+        MainWindow w({});
+        w.show();
+        auto* width = w.findChild<QSpinBox*>("width");
+        QTRY_COMPARE_WITH_TIMEOUT(width->value(), 64, 30000);
+        w.modelPicker()->choose(QString::fromStdString(dd::embeddedModelDir().string()));
+        QTRY_COMPARE_WITH_TIMEOUT(width->value(), 128, 30000);
+        QCOMPARE(w.findChild<QSpinBox*>("height")->value(), 128);
+        width->setValue(96);
+        w.modelPicker()->choose(QString::fromLatin1(dd::pipeline::kDemoModel));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->loading() && w.modelPicker()->info().path == "demo:tiny-sd1", 30000);
+        QCOMPARE(width->value(), 96);
+    }
+
+    // Live: every edit draws again outside the queue, ending on the newest text; nothing is saved until Keep.
+    void liveFollowsEditsAndKeepSaves() {
+        MainWindow w({});
+        w.show();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.modelPicker()->loading(), 30000);
+        setSmall(w, 2);
+        QSignalSpy saved(&w, &MainWindow::imagesSaved);
+        auto* prompt = w.findChild<QPlainTextEdit*>("prompt");
+        prompt->setPlainText("a red door");
+        w.findChild<QPushButton*>("live")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(w.runController()->lastLive() != nullptr, 60000);
+        prompt->setFocus();
+        prompt->moveCursor(QTextCursor::End);
+        QTest::keyClicks(prompt, " at night");
+        QTRY_VERIFY_WITH_TIMEOUT(!w.isRunning() && w.runController()->lastLive()->settings.prompt == "a red door at night", 60000);
+        QVERIFY(w.jobs().isEmpty());  // not queued
+        QTest::qWait(200);
+        QCOMPARE(saved.count(), 0);   // not saved
+        QAction* keep = w.findChild<QAction*>("canvasKeep");
+        QVERIFY(keep->isVisible());
+        keep->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+        const QStringList files = saved.at(0).at(0).toStringList();
+        QVERIFY(!files.isEmpty());
+        QVERIFY(!keep->isVisible());
+        QVERIFY(w.findChild<QAction*>("canvasUseSettings")->isEnabled());  // the canvas shows the saved file now
+        w.findChild<QPushButton*>("live")->click();  // off: edits no longer run
+        prompt->setPlainText("a blue door");
+        QTest::qWait(400);
+        QVERIFY(!w.isRunning());
+        QCOMPARE(w.runController()->lastLive()->settings.prompt, std::string("a red door at night"));
     }
 
     // Over the preset's budget the window says by how much and what would make it fit, before the run.

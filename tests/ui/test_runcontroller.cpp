@@ -253,6 +253,80 @@ private slots:
         QVERIFY(failed[0][0].toString().contains("A/B run A failed: out of memory"));
         QVERIFY(!runner.running());
     }
+
+    // Live mode: a run at once outside the queue; edits while it runs cancel it and only the newest settings run
+    // next (the stale result is not shown); nothing is saved until Keep, which saves the shown result once.
+    void liveFollowsTheNewestSettingsAndSavesOnlyWhenKept() {
+        RunController run;
+        QSignalSpy launched(&run, &RunController::generateRequested);
+        QSignalSpy cancels(&run, &RunController::cancelRequested);
+        QSignalSpy enqueued(&run, &RunController::enqueueRequested);
+        QSignalSpy shown(&run, &RunController::resultReady);
+        QSignalSpy saves(&run, &RunController::saveRequested);
+        QSignalSpy failures(&run, &RunController::runFailed);
+        QSignalSpy done(&run, &RunController::jobDone);
+        run.onJobsChanged({});
+
+        run.live(settingsWithSeed(1));
+        QCOMPARE(launched.count(), 1);
+        QCOMPARE(enqueued.count(), 0);
+        QVERIFY(run.liveRunning());
+        run.live(settingsWithSeed(2));
+        run.live(settingsWithSeed(3));
+        QCOMPARE(cancels.count(), 2);
+        QCOMPARE(launched.count(), 1);  // one run at a time
+
+        run.onFailed("cancelled");  // the engine stopped the stale run at its next step
+        QCOMPARE(failures.count(), 0);
+        QCOMPARE(launched.count(), 2);
+        QCOMPARE(seedOf(launched, 1), int64_t(3));  // seed 2 was superseded before it ran
+
+        run.live(settingsWithSeed(4));
+        run.onFinished(resultOf(settingsWithSeed(3)));  // finished before the cancel took effect: stale
+        QCOMPARE(shown.count(), 0);
+        QCOMPARE(seedOf(launched, 2), int64_t(4));
+        run.onFinished(resultOf(settingsWithSeed(4)));
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(shown.at(0).at(1).toString(), ui::kLiveJob);
+        QCOMPARE(saves.count(), 0);
+        QVERIFY(!run.running());
+        QVERIFY(run.session().empty());
+
+        QVERIFY(run.canKeepLive());
+        QVERIFY(run.keepLive());
+        QCOMPARE(saves.count(), 1);
+        QCOMPARE(saves.at(0).at(0).toString(), ui::kLiveJob);
+        QCOMPARE(saves.at(0).at(1).value<api::GenerationResult>().settings.seed, int64_t(4));
+        QCOMPARE(run.session().size(), std::size_t(1));
+        QVERIFY(!run.keepLive());  // once
+        run.onSaved(ui::kLiveJob, {"/tmp/kept.png"});
+        QCOMPARE(done.count(), 0);  // not a queue job
+
+        // A Generate while a live run is under way waits for it; the live settings typed meanwhile run after it.
+        run.live(settingsWithSeed(5));
+        run.generate(settingsWithSeed(100), 1);
+        run.onEnqueued();
+        run.onJobsChanged({job("job-1", "pending", 100)});
+        QCOMPARE(launched.count(), 4);
+        run.live(settingsWithSeed(6));
+        run.onFinished(resultOf(settingsWithSeed(5)));  // stale: seed 6 waits
+        QCOMPARE(seedOf(launched, 4), int64_t(100));     // the queue first
+        QCOMPARE(run.currentJob(), QString("job-1"));
+        run.onFinished(resultOf(settingsWithSeed(100)));
+        run.onJobsChanged({job("job-1", "done", 100)});
+        QCOMPARE(seedOf(launched, 5), int64_t(6));
+        run.stopLive();
+        QCOMPARE(cancels.count(), 5);  // seeds 2, 3, 4 and 6 each cancelled a run, and the stop
+        run.onFailed("cancelled");
+        QCOMPARE(failures.count(), 0);
+        QVERIFY(!run.running());
+        QCOMPARE(launched.count(), 6);
+
+        // A live run that fails on its own says so.
+        run.live(settingsWithSeed(7));
+        run.onFailed("out of memory");
+        QCOMPARE(failures.count(), 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestRunController)

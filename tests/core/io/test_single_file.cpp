@@ -135,6 +135,21 @@ private slots:
         QVERIFY(ckpt.configs.count("scheduler"));
     }
 
+    // diffusers' default height and width: sample_size × 2^(VAE blocks - 1); a single file gets its family's size.
+    void nativeImageSizeIsDiffusersDefault() {
+        const nlohmann::json vae4 = {{"block_out_channels", {128, 256, 512, 512}}};
+        QCOMPARE(nativeImageSize({{"sample_size", 64}}, vae4), 512);
+        QCOMPARE(nativeImageSize({{"sample_size", 96}}, vae4), 768);
+        QCOMPARE(nativeImageSize({{"sample_size", 128}}, vae4), 1024);
+        QCOMPARE(nativeImageSize(nlohmann::json::object(), nlohmann::json::object()), 512);  // diffusers' 64 and 8
+        QCOMPARE(nativeImageSize({{"sample_size", 16}}, {{"block_out_channels", {32, 64, 64, 64}}}), 128);
+        for (const auto& [name, sample] : {std::pair{"tiny-sd1", 64}, {"tiny-sd2", 96}, {"tiny-sdxl", 128}}) {
+            const Checkpoint ckpt = loadSingleFile((kModels / (std::string(name) + ".safetensors")).string());
+            const int scale = 1 << (int(ckpt.configs.at("vae")["block_out_channels"].size()) - 1);
+            QCOMPARE(nativeImageSize(ckpt), sample * scale);
+        }
+    }
+
     void notesSayWhatWasAssumed() {
         const Checkpoint sd2 = loadSingleFile((kModels / "tiny-sd2.safetensors").string());
         QVERIFY(anyNoteContains(sd2, "attention_head_dim unknown"));  // 32-wide blocks, head size 64
