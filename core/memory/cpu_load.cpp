@@ -64,14 +64,28 @@ int threadsForFreeCores(int most, int cpus, int others) {
     return std::clamp(cpus - others, 1, std::max(1, most));
 }
 
-int threadsForFreeCoresNow(int most) {
+int threadsForSharedCores(int base, int cpus, int others) {
+    base = std::max(1, base);
+    return others <= 0 ? base : base + std::min(others, cpus);
+}
+
+namespace {
+
+// The least of three samples a millisecond apart (-1: unknown).
+int otherRunnableThreadsSteady() {
     int least = -1;
     for (int i = 0; i < 3; ++i) {
         if (i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         const int others = otherRunnableThreads();
         if (others >= 0 && (least < 0 || others < least)) least = others;
     }
-    return threadsForFreeCores(most, usableCpus(), least);
+    return least;
 }
+
+} // namespace
+
+int threadsForFreeCoresNow(int most) { return threadsForFreeCores(most, usableCpus(), otherRunnableThreadsSteady()); }
+
+int threadsForSharedCoresNow(int base) { return threadsForSharedCores(base, usableCpus(), otherRunnableThreadsSteady()); }
 
 } // namespace dd::memory

@@ -12,8 +12,15 @@ int otherRunnableThreads();   // threads of other processes on a run queue now; 
 // cores, at least 1 and at most `most`.
 int threadsForFreeCores(int most, int cpus, int others);
 
-// threadsForFreeCores for the load now: the least of three samples a millisecond apart, so that a blip (a short
-// command) takes no thread away.
+// The thread count for a team of `base` threads doing long arithmetic while `others` threads of other programs
+// want the CPU: one more thread per busy core, at most `cpus` more. The kernel shares the CPU out per thread, so
+// with one busy program on 2 cores 2 threads get 2/3 of it and 3 threads 3/4 (SD 1.5: 1.56× idle time against
+// 1.39×, docs/benchmarks.md "A busy computer"); on an idle machine the count stays `base`.
+int threadsForSharedCores(int base, int cpus, int others);
+
+// threadsForFreeCores / threadsForSharedCores for the load now: the least of three samples a millisecond apart,
+// so that a blip (a short command) changes nothing.
 int threadsForFreeCoresNow(int most);
+int threadsForSharedCoresNow(int base);
 
 } // namespace dd::memory

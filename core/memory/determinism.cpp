@@ -49,8 +49,8 @@ int DeterminismGuard::threads() const { return at::get_num_threads(); }
 void LoadAwareThreads::beforeSteps(double stepWork) {
     if (!m_active || m_chosen) return;
     m_chosen = true;
-    if (stepWork >= kSmallStepWork) return;
-    const int want = threadsForFreeCoresNow(DeterminismGuard::startupThreadCount());
+    const int startup = DeterminismGuard::startupThreadCount();
+    const int want = stepWork < kSmallStepWork ? threadsForFreeCoresNow(startup) : threadsForSharedCoresNow(startup);
     if (want != at::get_num_threads()) at::set_num_threads(want);
 }
 

@@ -29,7 +29,8 @@ private:
 // that pins it reproduces the run to the bit). Small steps are dominated by the team's barriers, where one
 // thread that lost its core to another program stalls the rest: they run on the cores other programs leave
 // free. Big steps are dominated by arithmetic, where each thread is a share of the CPU the kernel hands out:
-// they keep the start-up count (and spin only briefly while they wait: app/openmp_waiting.cpp). Measured in
+// they take one more thread per busy core (threadsForSharedCores), the start-up count on an idle machine, and
+// spin only briefly while they wait (app/openmp_waiting.cpp). Measured in
 // docs/benchmarks.md, "A busy computer". Made after the run's DeterminismGuard, which puts torch's count back
 // when the run ends.
 class LoadAwareThreads {

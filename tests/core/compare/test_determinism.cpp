@@ -231,9 +231,9 @@ private slots:
         QCOMPARE(hashes(r), hashes(m_reference));
     }
 
-    // Outside determinism mode, with no count in the plan, a run takes the cores other programs leave free: with
-    // two busy processes it runs on at most cpus - 2 threads (1 on a 2-core machine); determinism mode and a
-    // count in the plan keep theirs. Between runs torch's count is put back.
+    // Outside determinism mode, with no count in the plan, a run of small steps takes the cores other programs
+    // leave free: with two busy processes it runs on at most cpus - 2 threads (1 on a 2-core machine); big steps
+    // take a thread more per busy core; determinism mode and a count in the plan keep theirs. Between runs torch's count is put back.
     void threadsFollowTheLoadOutsideDeterminismMode() {
         const int startup = m_reference.environment.threads;
         QCOMPARE(memory::threadsForFreeCores(4, 2, 0), 2);
@@ -242,6 +242,13 @@ private slots:
         QCOMPARE(memory::threadsForFreeCores(8, 16, 4), 8);
         QCOMPARE(memory::threadsForFreeCores(8, 16, 12), 4);
         QCOMPARE(memory::threadsForFreeCores(8, 16, -1), 8);  // load unknown: the start-up count
+        // Big steps: one more thread per busy core, the start-up count when idle or unknown.
+        QCOMPARE(memory::threadsForSharedCores(2, 2, 0), 2);
+        QCOMPARE(memory::threadsForSharedCores(2, 2, 1), 3);
+        QCOMPARE(memory::threadsForSharedCores(2, 2, 2), 4);
+        QCOMPARE(memory::threadsForSharedCores(2, 2, 9), 4);
+        QCOMPARE(memory::threadsForSharedCores(8, 16, 3), 11);
+        QCOMPARE(memory::threadsForSharedCores(8, 16, -1), 8);
         const test::BusyProcesses busy(2);
         QVERIFY(busy.running());
         QTest::qWait(100);
