@@ -31,6 +31,7 @@ AppPreferences AppPreferences::load() {
     p.taesdPreviews = q.value("previews/taesd", true).toBool();
     p.taesdFolder = q.value("previews/taesdFolder").toString();
     p.modelFolders = q.value("models/folders").toStringList();
+    p.upscalerFolders = q.value("models/upscalerFolders").toStringList();
     p.threads = std::max(0, q.value("engine/threads", 0).toInt());
     return p;
 }
@@ -46,6 +47,7 @@ void AppPreferences::save() const {
     q.setValue("previews/taesd", taesdPreviews);
     q.setValue("previews/taesdFolder", taesdFolder);
     q.setValue("models/folders", modelFolders);
+    q.setValue("models/upscalerFolders", upscalerFolders);
     q.setValue("engine/threads", threads);
 }
 

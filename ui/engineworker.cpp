@@ -119,6 +119,12 @@ void EngineWorker::loadModel(const QString& path, const api::MemoryPlan& plan) {
     }
 }
 
+void EngineWorker::setUpscalerFolders(const QStringList& folders) {
+    std::vector<std::string> list;
+    for (const QString& f : folders) list.push_back(f.toStdString());
+    engine().setUpscalerFolders(std::move(list));
+}
+
 void EngineWorker::setPreviewDecoder(bool enabled, const QString& folder) {
     m_taesdEnabled = enabled;
     m_taesdFolder = folder;

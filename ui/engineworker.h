@@ -74,6 +74,8 @@ public slots:
     // Engine::upscale) and saves it beside it as A1111's Extras would (imaging::writeUpscaled): upscaled, or
     // upscaleFailed naming the problem. Cancel stops it between tiles.
     void upscaleFile(const QString& file, const QString& upscaler);
+    // Where upscaler networks are found by name (Preferences), before DD_UPSCALER_PATH: Engine::setUpscalerFolders.
+    void setUpscalerFolders(const QStringList& folders);
 
 signals:
     // `preview` is null on steps the adaptive cadence skipped.

@@ -8,6 +8,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSpinBox>
 
 namespace dd::ui {
@@ -19,12 +20,10 @@ HiresPanel::HiresPanel(QWidget* parent) : QGroupBox(tr("Hires fix"), parent) {
     const api::HiresSetting defaults;
     m_upscaler = new QComboBox;
     m_upscaler->setObjectName("hiresUpscaler");
-    for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
-    // The upscaler networks in DD_UPSCALER_PATH, by the name A1111's infotext gives them (the file's stem).
-    for (const auto& file : pipeline::upscalerFiles({}))
-        m_upscaler->addItem(QFileInfo(QString::fromStdString(file)).completeBaseName(), QString::fromStdString(file));
+    setUpscalerFolders({});
     m_upscaler->setToolTip(tr("Latent: the first pass's latents enlarged (fast). A network (ESRGAN, SwinIR… .safetensors "
-                              "in DD_UPSCALER_PATH): its pixels enlarged, sharper, then encoded again"));
+                              "in Preferences' upscaler folders or DD_UPSCALER_PATH): its pixels enlarged, sharper, then "
+                              "encoded again"));
     m_scale = new QDoubleSpinBox;
     m_scale->setObjectName("hiresScale");
     m_scale->setRange(1.0, 8.0);
@@ -65,6 +64,23 @@ HiresPanel::HiresPanel(QWidget* parent) : QGroupBox(tr("Hires fix"), parent) {
     for (auto* s : {m_scale, m_denoising}) connect(s, &QDoubleSpinBox::valueChanged, this, &HiresPanel::changed);
     for (auto* s : {m_resizeWidth, m_resizeHeight, m_steps}) connect(s, &QSpinBox::valueChanged, this, &HiresPanel::changed);
     connect(this, &QGroupBox::toggled, this, &HiresPanel::changed);
+}
+
+// A1111's latent upscalers, then the networks in `folders` and DD_UPSCALER_PATH by the name A1111's infotext gives
+// them (the file's stem); the choice shown stays.
+void HiresPanel::setUpscalerFolders(const QStringList& folders) {
+    const QString current = m_upscaler->currentText();
+    std::vector<std::string> list;
+    for (const QString& f : folders) list.push_back(f.toStdString());
+    const QSignalBlocker quiet(m_upscaler);
+    m_upscaler->clear();
+    for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
+    for (const auto& file : pipeline::upscalerFiles(list))
+        m_upscaler->addItem(QFileInfo(QString::fromStdString(file)).completeBaseName(), QString::fromStdString(file));
+    if (!current.isEmpty()) {
+        if (m_upscaler->findText(current) < 0) m_upscaler->addItem(current);
+        m_upscaler->setCurrentText(current);
+    }
 }
 
 void HiresPanel::apply(api::GenerationSettings& s) const {

@@ -4,6 +4,7 @@
 #include "core/api/generation_settings.h"
 
 #include <QGroupBox>
+#include <QStringList>
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -17,6 +18,7 @@ public:
     explicit HiresPanel(QWidget* parent = nullptr);
     void apply(api::GenerationSettings& s) const;  // s.hires as shown (disabled when unchecked)
     void setFrom(const api::GenerationSettings& s);
+    void setUpscalerFolders(const QStringList& folders);  // the networks offered besides the latent upscalers
     // "off", "×2 → 1024×1024": the folded section's summary, for the first pass's size `s`.
     QString summary(const api::GenerationSettings& s) const;
 

@@ -1,5 +1,7 @@
 // MainWindow: memory preset, prediction, preferences, and what persists between sessions.
 #include "ui/dialoghooks.h"
+#include "ui/engineworker.h"
+#include "ui/hirespanel.h"
 #include "ui/mainwindow.h"
 #include "ui/modelpicker.h"
 #include "ui/peakprediction.h"
@@ -94,6 +96,8 @@ void MainWindow::openPreferences() {
 // folders (a new output or watched folder is scanned now, not at the next start).
 void MainWindow::applyPreferences() {
     emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder);
+    m_hires->setUpscalerFolders(m_prefs.upscalerFolders);
+    worker()->post([worker = worker(), folders = m_prefs.upscalerFolders] { worker->setUpscalerFolders(folders); });
     QMetaObject::invokeMethod(m_libraryThread->service(), "setFolders", Qt::QueuedConnection,
                               Q_ARG(QStringList, QStringList{m_prefs.outputFolder}), Q_ARG(QStringList, m_prefs.watchedFolders));
 }

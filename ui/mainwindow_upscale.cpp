@@ -1,5 +1,5 @@
-// MainWindow: Upscale on the image on the canvas or in the library. An upscaler network of DD_UPSCALER_PATH (or a
-// file the artist picks) runs on the engine thread, after any run in progress; the bigger copy is saved beside the
+// MainWindow: Upscale on the image on the canvas or in the library. An upscaler network of the upscaler folders
+// (Preferences) or DD_UPSCALER_PATH (or a file the artist picks) runs on the engine thread, after any run in progress; the bigger copy is saved beside the
 // image with its generation parameters and A1111's "extras" record, joins the library and is shown.
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
@@ -55,11 +55,13 @@ void MainWindow::fillUpscaleMenu(QMenu* menu, const std::function<QString()>& pa
         statusBar()->showMessage(tr("Upscaling %1 with %2…").arg(QFileInfo(image).fileName(), QFileInfo(upscaler).completeBaseName()));
         emit upscaleRequested(image, upscaler);
     };
-    for (const auto& file : pipeline::upscalerFiles({})) {
+    std::vector<std::string> folders;
+    for (const QString& f : m_prefs.upscalerFolders) folders.push_back(f.toStdString());
+    for (const auto& file : pipeline::upscalerFiles(folders)) {
         const QString f = QString::fromStdString(file);
         menu->addAction(QFileInfo(f).completeBaseName(), this, [ask, f] { ask(f); })->setToolTip(f);
     }
-    if (menu->isEmpty()) menu->addAction(tr("No upscaler in DD_UPSCALER_PATH"))->setEnabled(false);
+    if (menu->isEmpty()) menu->addAction(tr("No upscaler in the upscaler folders (Preferences) or DD_UPSCALER_PATH"))->setEnabled(false);
     menu->addSeparator();
     menu->addAction(tr("Upscaler file…"), this, [this, ask] {
         const QString f = chooseOpenPath(this, tr("Upscaler network (ESRGAN, Real-ESRGAN, SwinIR)"),

@@ -144,6 +144,12 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     modelsLayout->addWidget(new QLabel(tr("Searched, with the recent models' folders, for the model a restored image "
                                           "was made with (by its hash)."), models));
     modelsLayout->addWidget(m_modelFolders);
+    m_upscalerFolders = new QPlainTextEdit(prefs.upscalerFolders.join('\n'), this);
+    m_upscalerFolders->setObjectName("upscalerFolders");
+    m_upscalerFolders->setMaximumHeight(50);
+    modelsLayout->addWidget(new QLabel(tr("Upscaler folders: ESRGAN, Real-ESRGAN and SwinIR networks (.safetensors) for "
+                                          "Upscale and the hires fix, listed by name (before DD_UPSCALER_PATH)."), models));
+    modelsLayout->addWidget(m_upscalerFolders);
 
     m_threads = new QSpinBox(this);
     m_threads->setObjectName("threads");
@@ -203,6 +209,8 @@ AppPreferences PreferencesDialog::preferences() const {
     p.taesdFolder = m_taesdFolder->text().trimmed();
     for (const QString& line : m_modelFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
+    for (const QString& line : m_upscalerFolders->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) p.upscalerFolders << line.trimmed();
     for (const QString& line : m_watchedFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.watchedFolders << line.trimmed();
     p.threads = m_threads->value();

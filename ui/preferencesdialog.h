@@ -39,6 +39,7 @@ private:
     QCheckBox* m_taesd;
     QLineEdit* m_taesdFolder;
     QPlainTextEdit* m_modelFolders;
+    QPlainTextEdit* m_upscalerFolders;
     QPlainTextEdit* m_watchedFolders;
     QSpinBox* m_threads;
 };

@@ -32,6 +32,7 @@
 #include <QStatusBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QComboBox>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -299,12 +300,13 @@ private slots:
         QVERIFY(QFile::exists(files.at(0)));
     }
 
-    // Upscale on the canvas: its menu lists the networks of DD_UPSCALER_PATH; the bigger copy is saved beside the
-    // image with the source's parameters and A1111's extras record, shown, and joins the library. A file that is
-    // not an upscaler is one message, and nothing is written.
+    // Upscale on the canvas: its menu lists the networks of the upscaler folders in Preferences (the hires fix's
+    // list too); the bigger copy is saved beside the image with the source's parameters and A1111's extras record,
+    // shown, and joins the library. A file that is not an upscaler is one message, and nothing is written.
     void upscalesTheShownImage() {
-        qputenv("DD_UPSCALER_PATH", QByteArray(DD_FIXTURES_DIR) + "/upscalers");
+        QSettings().setValue("models/upscalerFolders", QStringList{QString(DD_FIXTURES_DIR) + "/upscalers"});
         MainWindow w({});
+        QVERIFY(w.findChild<QComboBox*>("hiresUpscaler")->findText("compact-2x") >= 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
         setUp(w);
         const QString source = generateAndSave(w).value(0);
@@ -336,7 +338,7 @@ private slots:
         QCOMPARE(done.at(1).at(0).toString(), QString());
         QVERIFY2(w.statusBar()->currentMessage().contains("unknown-architecture.safetensors"), qPrintable(w.statusBar()->currentMessage()));
         QCOMPARE(QDir(in.absolutePath()).entryList({"*-2x-*.png"}).size(), 1);
-        qunsetenv("DD_UPSCALER_PATH");
+        QSettings().remove("models/upscalerFolders");
     }
 
     // Rework an image from the window: Send to img2img, a mask from elsewhere, Generate. The result keeps the
