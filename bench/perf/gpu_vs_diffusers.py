@@ -78,10 +78,11 @@ def main():
     size = int(mine["size"].split("x")[0])
     theirs_s, theirs_peak = diffusers_run(a, size)
     time_ratio = mine["seconds"] / theirs_s
-    mem_ratio = mine["peak_bytes"] / theirs_peak if theirs_peak else float("nan")
+    mem_ratio = mine["peak_bytes"] / theirs_peak if theirs_peak else None  # no CUDA peak on a CPU
     gb = 2 ** 30
     print(f"| {a.label or a.model} | {mine['size']} | {mine['seconds']:.2f} s, {mine['peak_bytes'] / gb:.2f} GB | "
-          f"{theirs_s:.2f} s, {theirs_peak / gb:.2f} GB | {time_ratio:.2f} | {mem_ratio:.2f} |")
+          f"{theirs_s:.2f} s, {theirs_peak / gb:.2f} GB | {time_ratio:.2f} | "
+          f"{'—' if mem_ratio is None else f'{mem_ratio:.2f}'} |")
     if a.json:
         with open(a.json, "a") as f:
             f.write(json.dumps({"check": "diffusers", "model": a.label or a.model, "size": mine["size"],
