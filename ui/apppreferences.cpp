@@ -32,6 +32,7 @@ AppPreferences AppPreferences::load() {
     p.taesdFolder = q.value("previews/taesdFolder").toString();
     p.modelFolders = q.value("models/folders").toStringList();
     p.upscalerFolders = q.value("models/upscalerFolders").toStringList();
+    p.loraFolders = q.value("models/loraFolders").toStringList();
     p.threads = std::max(0, q.value("engine/threads", 0).toInt());
     return p;
 }
@@ -48,6 +49,7 @@ void AppPreferences::save() const {
     q.setValue("previews/taesdFolder", taesdFolder);
     q.setValue("models/folders", modelFolders);
     q.setValue("models/upscalerFolders", upscalerFolders);
+    q.setValue("models/loraFolders", loraFolders);
     q.setValue("engine/threads", threads);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Preferences besides the price profile (QSettings): where finished images are saved (and which other folders
 // the library watches), live previews through
-// TAESD, the folders where models are looked for when restored settings name a model by hash, the upscaler
-// networks' folders, and the CPU threads a run may use.
+// TAESD, the folders where models are looked for when restored settings name a model by hash, the LoRA and
+// upscaler networks' folders, and the CPU threads a run may use.
 #include <QString>
 #include <QStringList>
 
@@ -22,6 +22,7 @@ struct AppPreferences {
     QString taesdFolder;        // "" = look next to the model
     QStringList modelFolders;   // searched (with the recent models' folders) to locate a restored model
     QStringList upscalerFolders;  // upscaler networks (ESRGAN, SwinIR…) by name, before DD_UPSCALER_PATH
+    QStringList loraFolders;      // where a prompt's <lora:name:w> is looked for, before DD_LORA_PATH
     int threads = 0;            // CPU threads of a run whose plan names none; 0: the cores other programs leave free
 
     // Today's folder under outputFolder: "<outputFolder>/2025-01-31" (the local date: an artist's day).

@@ -11,6 +11,7 @@
 #include "imaging/run_images.h"
 #include "ui/modelinspector.h"
 #include "ui/previewcadence.h"
+#include "ui/stringlists.h"
 #include "ui/threadpriority.h"
 
 #include <QFileInfo>
@@ -119,11 +120,9 @@ void EngineWorker::loadModel(const QString& path, const api::MemoryPlan& plan) {
     }
 }
 
-void EngineWorker::setUpscalerFolders(const QStringList& folders) {
-    std::vector<std::string> list;
-    for (const QString& f : folders) list.push_back(f.toStdString());
-    engine().setUpscalerFolders(std::move(list));
-}
+void EngineWorker::setUpscalerFolders(const QStringList& folders) { engine().setUpscalerFolders(toStdStrings(folders)); }
+
+void EngineWorker::setLoraFolders(const QStringList& folders) { engine().setLoraFolders(toStdStrings(folders)); }
 
 void EngineWorker::setPreviewDecoder(bool enabled, const QString& folder) {
     m_taesdEnabled = enabled;
@@ -149,8 +148,7 @@ void EngineWorker::applyPreviewDecoder() {
 }
 
 void EngineWorker::locateModel(const QString& name, const QString& hash, const QStringList& folders) {
-    std::vector<std::string> dirs;
-    for (const QString& f : folders) dirs.push_back(f.toStdString());
+    const auto dirs = toStdStrings(folders);
     try {
         const std::string path = settings::resolveRestoredModel(name.toStdString(), hash.toStdString(), dirs);
         emit modelLocated(QString::fromStdString(path), hash.isEmpty() ? tr("name %1").arg(name) : tr("hash %1").arg(hash));
@@ -165,8 +163,7 @@ void EngineWorker::locateModel(const QString& name, const QString& hash, const Q
 }
 
 void EngineWorker::locateRefiner(const QString& recorded, const QString& hash, const QStringList& folders) {
-    std::vector<std::string> dirs;
-    for (const QString& f : folders) dirs.push_back(f.toStdString());
+    const auto dirs = toStdStrings(folders);
     try {
         emit refinerLocated(QString::fromStdString(settings::resolveRestoredRefiner(recorded.toStdString(), hash.toStdString(), dirs)));
     } catch (const std::exception&) {
@@ -195,9 +192,7 @@ void EngineWorker::verify(const QString& file, const QStringList& modelFolders) 
     VerifyOutcome out;
     out.file = file;
     try {
-        std::vector<std::string> folders;
-        for (const QString& f : modelFolders) folders.push_back(f.toStdString());
-        compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, {}, folders);
+        compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, {}, toStdStrings(modelFolders));
         if (!input.imagePath.empty()) input.recorded.images[0].image = imaging::readImage(input.imagePath);
         SignalObserver observer(this, m_previewBudget.load());
         const compare::VerifyReport report = compare::verify(engine(), input.recorded, m_cancel, &observer, imaging::readRunImages(input.recorded.settings));

@@ -76,6 +76,8 @@ public slots:
     void upscaleFile(const QString& file, const QString& upscaler);
     // Where upscaler networks are found by name (Preferences), before DD_UPSCALER_PATH: Engine::setUpscalerFolders.
     void setUpscalerFolders(const QStringList& folders);
+    // Where a prompt's <lora:name> is found (Preferences), before DD_LORA_PATH: Engine::setLoraFolders.
+    void setLoraFolders(const QStringList& folders);
 
 signals:
     // `preview` is null on steps the adaptive cadence skipped.

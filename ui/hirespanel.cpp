@@ -1,4 +1,5 @@
 #include "ui/hirespanel.h"
+#include "ui/stringlists.h"
 
 #include "core/pipeline/model_search.h"
 
@@ -70,12 +71,10 @@ HiresPanel::HiresPanel(QWidget* parent) : QGroupBox(tr("Hires fix"), parent) {
 // them (the file's stem); the choice shown stays.
 void HiresPanel::setUpscalerFolders(const QStringList& folders) {
     const QString current = m_upscaler->currentText();
-    std::vector<std::string> list;
-    for (const QString& f : folders) list.push_back(f.toStdString());
     const QSignalBlocker quiet(m_upscaler);
     m_upscaler->clear();
     for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
-    for (const auto& file : pipeline::upscalerFiles(list))
+    for (const auto& file : pipeline::upscalerFiles(toStdStrings(folders)))
         m_upscaler->addItem(QFileInfo(QString::fromStdString(file)).completeBaseName(), QString::fromStdString(file));
     if (!current.isEmpty()) {
         if (m_upscaler->findText(current) < 0) m_upscaler->addItem(current);

@@ -9,6 +9,7 @@
 #include "ui/presetdialog.h"
 #include "ui/promptpanel.h"
 #include "ui/runcontroller.h"
+#include "ui/stringlists.h"
 #include "ui/vramgauge.h"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ namespace dd::ui {
 qint64 MainWindow::predictedPeakFor(const api::MemoryPlan& plan) const {
     api::GenerationSettings s = currentSettings();
     s.plan = plan;
-    return ui::predictPeak(s, m_lastRunSettings ? &*m_lastRunSettings : nullptr).peakBytes;
+    return ui::predictPeak(s, m_lastRunSettings ? &*m_lastRunSettings : nullptr, 0, toStdStrings(m_prefs.loraFolders)).peakBytes;
 }
 
 void MainWindow::openPresetDialog() {
@@ -64,7 +65,7 @@ void MainWindow::updatePresetLabel() {
 
 void MainWindow::updatePrediction() {
     const auto prediction = ui::predictPeak(currentSettings(), m_lastRunSettings ? &*m_lastRunSettings : nullptr,
-                                            m_preset ? m_preset->budgetBytes : 0);
+                                            m_preset ? m_preset->budgetBytes : 0, toStdStrings(m_prefs.loraFolders));
     m_gauge->setPredictedPeak(std::max<qint64>(prediction.peakBytes, 0));
     auto* label = findChild<QLabel*>("predictedPeak");
     if (!label) return;
@@ -97,7 +98,10 @@ void MainWindow::openPreferences() {
 void MainWindow::applyPreferences() {
     emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder);
     m_hires->setUpscalerFolders(m_prefs.upscalerFolders);
-    worker()->post([worker = worker(), folders = m_prefs.upscalerFolders] { worker->setUpscalerFolders(folders); });
+    worker()->post([worker = worker(), upscalers = m_prefs.upscalerFolders, loras = m_prefs.loraFolders] {
+        worker->setUpscalerFolders(upscalers);
+        worker->setLoraFolders(loras);
+    });
     QMetaObject::invokeMethod(m_libraryThread->service(), "setFolders", Qt::QueuedConnection,
                               Q_ARG(QStringList, QStringList{m_prefs.outputFolder}), Q_ARG(QStringList, m_prefs.watchedFolders));
 }

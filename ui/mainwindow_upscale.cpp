@@ -7,6 +7,7 @@
 #include "ui/libraryservice.h"
 #include "ui/mainwindow.h"
 #include "ui/previewview.h"
+#include "ui/stringlists.h"
 
 #include "core/pipeline/model_search.h"
 
@@ -55,9 +56,7 @@ void MainWindow::fillUpscaleMenu(QMenu* menu, const std::function<QString()>& pa
         statusBar()->showMessage(tr("Upscaling %1 with %2…").arg(QFileInfo(image).fileName(), QFileInfo(upscaler).completeBaseName()));
         emit upscaleRequested(image, upscaler);
     };
-    std::vector<std::string> folders;
-    for (const QString& f : m_prefs.upscalerFolders) folders.push_back(f.toStdString());
-    for (const auto& file : pipeline::upscalerFiles(folders)) {
+    for (const auto& file : pipeline::upscalerFiles(toStdStrings(m_prefs.upscalerFolders))) {
         const QString f = QString::fromStdString(file);
         menu->addAction(QFileInfo(f).completeBaseName(), this, [ask, f] { ask(f); })->setToolTip(f);
     }

@@ -6,10 +6,12 @@
 
 namespace dd::ui {
 
-PeakPrediction predictPeak(const api::GenerationSettings& s, const api::GenerationSettings* lastRun, qint64 budgetBytes) {
+PeakPrediction predictPeak(const api::GenerationSettings& s, const api::GenerationSettings* lastRun, qint64 budgetBytes,
+                           const std::vector<std::string>& loraFolders) {
     try {
         // An unreadable model throws: no prediction (the load itself reports the problem).
-        const auto p = pipeline::predictRun(s, {.textCached = lastRun && text::sameTextEncoding(s, *lastRun)});
+        const auto p = pipeline::predictRun(s, {.loraFolders = loraFolders,
+                                                .textCached = lastRun && text::sameTextEncoding(s, *lastRun)});
         PeakPrediction out;
         out.peakBytes = p.peak();
         out.stage = QString::fromLatin1(p.peakStage());

@@ -4,6 +4,9 @@
 
 #include <QString>
 
+#include <string>
+#include <vector>
+
 namespace dd::ui {
 
 struct PeakPrediction {
@@ -18,7 +21,8 @@ struct PeakPrediction {
 // `lastRun`: the settings of the last finished run; when the text inputs match, the engine's conditioning cache
 // is hot and the prediction leaves the text encoders out. `budgetBytes` > 0: also the verdict against it, with
 // the toggles and the shipped preset that would make it fit (memory::fits).
+// `loraFolders`: where the prompt's LoRAs are looked for (their size counts).
 PeakPrediction predictPeak(const api::GenerationSettings& s, const api::GenerationSettings* lastRun = nullptr,
-                           qint64 budgetBytes = 0);
+                           qint64 budgetBytes = 0, const std::vector<std::string>& loraFolders = {});
 
 } // namespace dd::ui

@@ -150,6 +150,12 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     modelsLayout->addWidget(new QLabel(tr("Upscaler folders: ESRGAN, Real-ESRGAN and SwinIR networks (.safetensors) for "
                                           "Upscale and the hires fix, listed by name (before DD_UPSCALER_PATH)."), models));
     modelsLayout->addWidget(m_upscalerFolders);
+    m_loraFolders = new QPlainTextEdit(prefs.loraFolders.join('\n'), this);
+    m_loraFolders->setObjectName("loraFolders");
+    m_loraFolders->setMaximumHeight(50);
+    modelsLayout->addWidget(new QLabel(tr("LoRA folders: where <lora:name:weight> in a prompt is looked for, with "
+                                          "sub-folders (before DD_LORA_PATH)."), models));
+    modelsLayout->addWidget(m_loraFolders);
 
     m_threads = new QSpinBox(this);
     m_threads->setObjectName("threads");
@@ -211,6 +217,8 @@ AppPreferences PreferencesDialog::preferences() const {
         if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
     for (const QString& line : m_upscalerFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.upscalerFolders << line.trimmed();
+    for (const QString& line : m_loraFolders->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) p.loraFolders << line.trimmed();
     for (const QString& line : m_watchedFolders->toPlainText().split('\n'))
         if (!line.trimmed().isEmpty()) p.watchedFolders << line.trimmed();
     p.threads = m_threads->value();

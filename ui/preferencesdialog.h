@@ -40,6 +40,7 @@ private:
     QLineEdit* m_taesdFolder;
     QPlainTextEdit* m_modelFolders;
     QPlainTextEdit* m_upscalerFolders;
+    QPlainTextEdit* m_loraFolders;
     QPlainTextEdit* m_watchedFolders;
     QSpinBox* m_threads;
 };

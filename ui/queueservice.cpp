@@ -1,4 +1,5 @@
 #include "ui/queueservice.h"
+#include "ui/stringlists.h"
 
 #include "core/queue/job_queue.h"
 
@@ -48,8 +49,7 @@ void QueueService::enqueue(const QString& specJson) {
 }
 void QueueService::start(const QString& id) { apply([&](queue::JobQueue& q) { q.start(id.toStdString()); }); }
 void QueueService::done(const QString& id, const QStringList& files) {
-    std::vector<std::string> names;
-    for (const QString& f : files) names.push_back(f.toStdString());
+    const auto names = toStdStrings(files);
     apply([&](queue::JobQueue& q) { q.done(id.toStdString(), names); });
 }
 void QueueService::fail(const QString& id, const QString& error) {

@@ -300,6 +300,34 @@ private slots:
         QVERIFY(QFile::exists(files.at(0)));
     }
 
+    // A prompt's <lora:name:w> is found in the LoRA folders of Preferences; without them the run says which LoRA
+    // it could not find.
+    void loraFromThePreferencesFolder() {
+        const QString model = QString(DD_FIXTURES_DIR) + "/pipeline/tiny-sd1-e2e";
+        for (const bool withFolder : {false, true}) {
+            QSettings().remove("models/loraFolders");
+            if (withFolder) QSettings().setValue("models/loraFolders", QStringList{QString(DD_FIXTURES_DIR) + "/lora"});
+            MainWindow w(model);
+            QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), model, 60000);
+            setUp(w);
+            auto s = w.promptPanel()->settings();
+            s.prompt = "a photo of an astronaut <lora:peft_sd1:0.5> riding a horse";
+            w.promptPanel()->setSettings(s);
+            if (!withFolder) {
+                QSignalSpy finished(&w, &MainWindow::runFinished);
+                QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
+                QVERIFY(finished.wait(60000));
+                QVERIFY2(w.statusBar()->currentMessage().contains("peft_sd1"), qPrintable(w.statusBar()->currentMessage()));
+                continue;
+            }
+            const QStringList files = generateAndSave(w);
+            QVERIFY(!files.isEmpty());
+            const QString parameters = dd::ui::parametersOfFile(files.at(0));
+            QVERIFY2(parameters.contains("Lora hashes: \"peft_sd1:"), qPrintable(parameters));
+        }
+        QSettings().remove("models/loraFolders");
+    }
+
     // Upscale on the canvas: its menu lists the networks of the upscaler folders in Preferences (the hires fix's
     // list too); the bigger copy is saved beside the image with the source's parameters and A1111's extras record,
     // shown, and joins the library. A file that is not an upscaler is one message, and nothing is written.
