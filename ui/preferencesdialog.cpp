@@ -22,6 +22,21 @@
 namespace dd::ui {
 namespace {
 
+// A folder list edited as one folder per line.
+QPlainTextEdit* folderList(const char* name, const QStringList& folders, int height, QWidget* parent) {
+    auto* edit = new QPlainTextEdit(folders.join('\n'), parent);
+    edit->setObjectName(name);
+    edit->setMaximumHeight(height);
+    return edit;
+}
+
+QStringList foldersOf(const QPlainTextEdit* edit) {
+    QStringList folders;
+    for (const QString& line : edit->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) folders << line.trimmed();
+    return folders;
+}
+
 QDoubleSpinBox* number(const char* name, double lo, double hi, int decimals, double value, const QString& suffix, QWidget* parent) {
     auto* s = new QDoubleSpinBox(parent);
     s->setObjectName(name);
@@ -77,9 +92,7 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     savingForm->addRow(tr("File names"), m_nameTemplate);
     savingForm->addRow(tr("Format"), m_format);
     savingForm->addRow(tr("Quality"), m_quality);
-    m_watchedFolders = new QPlainTextEdit(prefs.watchedFolders.join('\n'), this);
-    m_watchedFolders->setObjectName("watchedFolders");
-    m_watchedFolders->setMaximumHeight(46);
+    m_watchedFolders = folderList("watchedFolders", prefs.watchedFolders, 46, this);
     m_watchedFolders->setPlaceholderText(tr("Other folders whose images join the library, one per line"));
     m_watchedFolders->setToolTip(tr("Images other programs save there (A1111, ComfyUI, a download folder) appear in "
                                     "the library with the settings their metadata holds, and new ones while the app runs."));
@@ -136,23 +149,17 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     previewForm->addRow(m_taesd);
     previewForm->addRow(tr("TAESD folder"), folderRow);
 
-    m_modelFolders = new QPlainTextEdit(prefs.modelFolders.join('\n'), this);
-    m_modelFolders->setObjectName("modelFolders");
-    m_modelFolders->setMaximumHeight(70);
+    m_modelFolders = folderList("modelFolders", prefs.modelFolders, 70, this);
     auto* models = new QGroupBox(tr("Model folders (one per line)"), this);
     auto* modelsLayout = new QVBoxLayout(models);
     modelsLayout->addWidget(new QLabel(tr("Searched, with the recent models' folders, for the model a restored image "
                                           "was made with (by its hash)."), models));
     modelsLayout->addWidget(m_modelFolders);
-    m_upscalerFolders = new QPlainTextEdit(prefs.upscalerFolders.join('\n'), this);
-    m_upscalerFolders->setObjectName("upscalerFolders");
-    m_upscalerFolders->setMaximumHeight(50);
+    m_upscalerFolders = folderList("upscalerFolders", prefs.upscalerFolders, 50, this);
     modelsLayout->addWidget(new QLabel(tr("Upscaler folders: ESRGAN, Real-ESRGAN and SwinIR networks (.safetensors) for "
                                           "Upscale and the hires fix, listed by name (before DD_UPSCALER_PATH)."), models));
     modelsLayout->addWidget(m_upscalerFolders);
-    m_loraFolders = new QPlainTextEdit(prefs.loraFolders.join('\n'), this);
-    m_loraFolders->setObjectName("loraFolders");
-    m_loraFolders->setMaximumHeight(50);
+    m_loraFolders = folderList("loraFolders", prefs.loraFolders, 50, this);
     modelsLayout->addWidget(new QLabel(tr("LoRA folders: where <lora:name:weight> in a prompt is looked for, with "
                                           "sub-folders (before DD_LORA_PATH)."), models));
     modelsLayout->addWidget(m_loraFolders);
@@ -213,14 +220,10 @@ AppPreferences PreferencesDialog::preferences() const {
     p.quality = m_quality->value();
     p.taesdPreviews = m_taesd->isChecked();
     p.taesdFolder = m_taesdFolder->text().trimmed();
-    for (const QString& line : m_modelFolders->toPlainText().split('\n'))
-        if (!line.trimmed().isEmpty()) p.modelFolders << line.trimmed();
-    for (const QString& line : m_upscalerFolders->toPlainText().split('\n'))
-        if (!line.trimmed().isEmpty()) p.upscalerFolders << line.trimmed();
-    for (const QString& line : m_loraFolders->toPlainText().split('\n'))
-        if (!line.trimmed().isEmpty()) p.loraFolders << line.trimmed();
-    for (const QString& line : m_watchedFolders->toPlainText().split('\n'))
-        if (!line.trimmed().isEmpty()) p.watchedFolders << line.trimmed();
+    p.modelFolders = foldersOf(m_modelFolders);
+    p.upscalerFolders = foldersOf(m_upscalerFolders);
+    p.loraFolders = foldersOf(m_loraFolders);
+    p.watchedFolders = foldersOf(m_watchedFolders);
     p.threads = m_threads->value();
     return p;
 }
