@@ -158,7 +158,7 @@ void EngineWorker::locateModel(const QString& name, const QString& hash, const Q
                               (hash.isEmpty() ? QString() : tr(" (hash %1)").arg(hash));
         const QString where = folders.isEmpty() ? tr("no model folders are known yet") : tr("not found in %1").arg(folders.join(", "));
         emit modelNotFound(tr("These settings need %1: %2. Open it with Folder… or File…, or add its folder under "
-                              "Preferences → Model folders.").arg(model, where));
+                              "Preferences → Folders → Models.").arg(model, where));
     }
 }
 
@@ -169,7 +169,7 @@ void EngineWorker::locateRefiner(const QString& recorded, const QString& hash, c
     } catch (const std::exception&) {
         const QString where = folders.isEmpty() ? tr("no model folders are known yet") : tr("not found in %1").arg(folders.join(", "));
         emit refinerNotFound(tr("These settings used the refiner '%1'%2: %3. Choose it under Refiner, or add its folder "
-                                "under Preferences → Model folders.")
+                                "under Preferences → Folders → Models.")
                                  .arg(recorded, hash.isEmpty() ? QString() : tr(" (hash %1)").arg(hash), where));
     }
 }

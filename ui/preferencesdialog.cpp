@@ -4,6 +4,9 @@
 
 #include "core/settings/file_name_template.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -15,7 +18,10 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QGuiApplication>
 #include <QRadioButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -52,6 +58,7 @@ QDoubleSpinBox* number(const char* name, double lo, double hi, int decimals, dou
 PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPreferences& prefs, QWidget* parent) : QDialog(parent) {
     setObjectName("preferencesDialog");
     setWindowTitle(tr("Preferences"));
+    setMinimumWidth(620);  // folder paths and the lists' placeholders on one or two lines
     m_autosave = new QCheckBox(tr("Save every finished image, with its settings"), this);
     m_autosave->setObjectName("autosave");
     m_autosave->setChecked(prefs.autosave);
@@ -149,20 +156,26 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
     previewForm->addRow(m_taesd);
     previewForm->addRow(tr("TAESD folder"), folderRow);
 
-    m_modelFolders = folderList("modelFolders", prefs.modelFolders, 70, this);
-    auto* models = new QGroupBox(tr("Model folders (one per line)"), this);
-    auto* modelsLayout = new QVBoxLayout(models);
-    modelsLayout->addWidget(new QLabel(tr("Searched, with the recent models' folders, for the model a restored image "
-                                          "was made with (by its hash)."), models));
-    modelsLayout->addWidget(m_modelFolders);
-    m_upscalerFolders = folderList("upscalerFolders", prefs.upscalerFolders, 50, this);
-    modelsLayout->addWidget(new QLabel(tr("Upscaler folders: ESRGAN, Real-ESRGAN and SwinIR networks (.safetensors) for "
-                                          "Upscale and the hires fix, listed by name (before DD_UPSCALER_PATH)."), models));
-    modelsLayout->addWidget(m_upscalerFolders);
-    m_loraFolders = folderList("loraFolders", prefs.loraFolders, 50, this);
-    modelsLayout->addWidget(new QLabel(tr("LoRA folders: where <lora:name:weight> in a prompt is looked for, with "
-                                          "sub-folders (before DD_LORA_PATH)."), models));
-    modelsLayout->addWidget(m_loraFolders);
+    // Each list is a few lines tall, its use in the placeholder and tooltip: the dialog fits a 800 px screen.
+    auto folders = [this](const char* name, const QStringList& list, const QString& use) {
+        QPlainTextEdit* edit = folderList(name, list, 46, this);
+        edit->setPlaceholderText(use);
+        edit->setToolTip(use);
+        return edit;
+    };
+    m_modelFolders = folders("modelFolders", prefs.modelFolders,
+                             tr("Searched, with the recent models' folders, for the model a restored image was made with "
+                                "(by its hash)"));
+    m_upscalerFolders = folders("upscalerFolders", prefs.upscalerFolders,
+                                tr("ESRGAN, Real-ESRGAN and SwinIR networks (.safetensors) for Upscale and the hires fix, "
+                                   "by name (before DD_UPSCALER_PATH)"));
+    m_loraFolders = folders("loraFolders", prefs.loraFolders,
+                            tr("Where <lora:name:weight> in a prompt is looked for, with sub-folders (before DD_LORA_PATH)"));
+    auto* models = new QGroupBox(tr("Folders (one per line)"), this);
+    auto* modelsLayout = new QFormLayout(models);
+    modelsLayout->addRow(tr("Models"), m_modelFolders);
+    modelsLayout->addRow(tr("Upscalers"), m_upscalerFolders);
+    modelsLayout->addRow(tr("LoRAs"), m_loraFolders);
 
     m_threads = new QSpinBox(this);
     m_threads->setObjectName("threads");
@@ -190,12 +203,21 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
         accept();
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* content = new QWidget(this);
+    auto* contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* part : std::initializer_list<QWidget*>{saving, previews, models, engine, group}) contentLayout->addWidget(part);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // As tall as its content where the screen allows; on a small one (1280 × 800) it scrolls, OK stays in sight.
+    const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen();
+    const int room = screen ? screen->availableGeometry().height() - 140 : 640;
+    scroll->setMinimumHeight(std::min(content->sizeHint().height(), room));
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(saving);
-    layout->addWidget(previews);
-    layout->addWidget(models);
-    layout->addWidget(engine);
-    layout->addWidget(group);
+    layout->addWidget(scroll);
     layout->addWidget(buttons);
 }
 
