@@ -501,7 +501,8 @@ void MainWindow::onModelChanged(const ModelInfo& info) {
     if (shapes)
         m_modelBanner->setText(tr("<b>Built-in shapes model:</b> trained by DiffusionDesk itself, offline. It draws one "
                                   "circle, square, triangle or star in red, orange, yellow, green, blue or purple, at "
-                                  "128 × 128. Open a real model above for everything else."));
+                                  "128 × 128 — switch on <b>Live</b> and type: the picture follows. Open a real model above "
+                                  "for everything else."));
     // The size follows the model (SD 1.x 512, SDXL 1024, the shapes model 128) unless the artist chose another
     // one, or a restored image asked for this model with its own size.
     api::GenerationSettings s = m_panel->settings();
