@@ -8,6 +8,7 @@
 //   dd_gpu_check oom         --model DIR --cap-gb X [--steps N] [--size WxH]    the out-of-memory ladder
 //   dd_gpu_check determinism --model DIR [--device cuda:0|cpu] [--steps N] [--size WxH]   two runs, bit for bit
 // Common: --label TEXT (the model's name in the row), --json FILE, --device (default cuda:0).
+#include "core/compare/pixel_diff.h"
 #include "core/memory/device_cap.h"
 #include "core/memory/preset_settings.h"
 #include "core/memory/shipped_presets.h"
@@ -20,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -110,17 +110,11 @@ api::GenerationResult generate(const api::GenerationSettings& s) {
     return engine.generate(s, cancel, nullptr);
 }
 
-// Largest difference of two 8-bit pictures, in levels, and their mean difference.
-std::pair<int, double> levelDifference(const api::Image& a, const api::Image& b) {
-    if (a.rgb.size() != b.rgb.size()) throw std::runtime_error("the two pictures differ in size");
-    int most = 0;
-    double sum = 0;
-    for (size_t i = 0; i < a.rgb.size(); ++i) {
-        const int d = std::abs(int(a.rgb[i]) - int(b.rgb[i]));
-        most = std::max(most, d);
-        sum += d;
-    }
-    return {most, a.rgb.empty() ? 0.0 : sum / double(a.rgb.size())};
+// compare::pixelDifference of two pictures that must have one size.
+compare::PixelDifference differenceOf(const api::Image& a, const api::Image& b) {
+    auto d = compare::pixelDifference(a, b);
+    if (!d.sameSize) throw std::runtime_error("the two pictures differ in size");
+    return d;
 }
 
 void usePrecision(api::MemoryPlan& plan, api::Precision p) { plan.unet = plan.textEncoder = plan.vae = p; }
@@ -184,12 +178,12 @@ void fp16Check(const Args& a) {
     const auto r32 = generate(run);
     usePrecision(run.plan, api::Precision::FP16);
     const auto r16 = generate(run);
-    const auto [most, mean] = levelDifference(r32.images.at(0), r16.images.at(0));
+    const auto diff = differenceOf(r32.images.at(0), r16.images.at(0));
     report(a, {"fp16 vs fp32", a.label, sizeOf(s), fixed(unetDiff, "%.3g") + " (" + fixed(100 * unetRel, "%.2f") + " %)",
-               fixed(vaeLevels, "%.0f") + vaeNote, std::to_string(most) + " (mean " + fixed(mean, "%.2f") + ")",
+               fixed(vaeLevels, "%.0f") + vaeNote, std::to_string(diff.maxAbs) + " (mean " + fixed(diff.meanAbs, "%.2f") + ")",
                fixed(imageSeconds(r32)) + " / " + fixed(imageSeconds(r16))},
            {{"size", sizeOf(s)}, {"unet_max_abs", unetDiff}, {"unet_relative", unetRel}, {"vae_max_levels", vaeLevels},
-            {"image_max_levels", most}, {"image_mean_levels", mean}, {"seconds_fp32", imageSeconds(r32)},
+            {"image_max_levels", diff.maxAbs}, {"image_mean_levels", diff.meanAbs}, {"seconds_fp32", imageSeconds(r32)},
             {"seconds_fp16", imageSeconds(r16)}});
 }
 
@@ -235,12 +229,12 @@ void determinismCheck(const Args& a) {
     s.deterministic = true;
     const auto first = generate(s);
     const auto second = generate(s);
-    const auto [most, mean] = levelDifference(first.images.at(0), second.images.at(0));
+    const auto diff = differenceOf(first.images.at(0), second.images.at(0));
     const bool identical = first.images.at(0).rgb == second.images.at(0).rgb;
-    report(a, {a.device, a.label, sizeOf(s), identical ? "identical" : "DIFFERENT", std::to_string(most),
+    report(a, {a.device, a.label, sizeOf(s), identical ? "identical" : "DIFFERENT", std::to_string(diff.maxAbs),
                fixed(imageSeconds(first)) + " / " + fixed(imageSeconds(second))},
-           {{"device", a.device}, {"size", sizeOf(s)}, {"identical", identical}, {"max_levels", most},
-            {"mean_levels", mean}, {"seconds", {imageSeconds(first), imageSeconds(second)}}});
+           {{"device", a.device}, {"size", sizeOf(s)}, {"identical", identical}, {"max_levels", diff.maxAbs},
+            {"mean_levels", diff.meanAbs}, {"seconds", {imageSeconds(first), imageSeconds(second)}}});
 }
 
 Args parse(int argc, char** argv) {

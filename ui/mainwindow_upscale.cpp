@@ -1,6 +1,7 @@
 // MainWindow: Upscale on the image on the canvas or in the library. An upscaler network of the upscaler folders
-// (Preferences) or DD_UPSCALER_PATH (or a file the artist picks) runs on the engine thread, after any run in progress; the bigger copy is saved beside the
-// image with its generation parameters and A1111's "extras" record, joins the library and is shown.
+// (Preferences) or DD_UPSCALER_PATH (or a file the artist picks) runs on the engine thread, after any run in
+// progress; the bigger copy is saved beside the image with its generation parameters and A1111's "extras" record,
+// joins the library and is shown.
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
 #include "ui/librarypanel.h"

@@ -196,12 +196,7 @@ void RunController::stopLive() {
 bool RunController::keepLive() {
     if (!canKeepLive()) return false;
     m_lastLiveKept = true;
-    for (size_t i = 0; i < m_lastLive->images.size(); ++i) {
-        SessionImage image{m_lastLive->settings, m_lastLive, int(i)};
-        image.settings.seed += int64_t(i);
-        image.settings.batchSize = 1;
-        m_session.push_back(std::move(image));
-    }
+    addToSession(m_lastLive);
     emit saveRequested(kLiveJob, *m_lastLive, runSeconds(*m_lastLive));
     return true;
 }
@@ -234,6 +229,16 @@ void RunController::finishLive(const api::GenerationResult* result, const QStrin
     if (!m_running && !queueWasActive) emit finished();
 }
 
+// Each image of the run, with its own seed and as a batch of one.
+void RunController::addToSession(const std::shared_ptr<const api::GenerationResult>& run) {
+    for (size_t i = 0; i < run->images.size(); ++i) {
+        SessionImage image{run->settings, run, int(i)};
+        image.settings.seed += int64_t(i);
+        image.settings.batchSize = 1;
+        m_session.push_back(std::move(image));
+    }
+}
+
 void RunController::launch(const api::GenerationSettings& settings) {
     ++m_runIndex;
     setRunning(true);
@@ -246,13 +251,7 @@ void RunController::launch(const api::GenerationSettings& settings) {
 void RunController::onFinished(const api::GenerationResult& result) {
     if (m_liveRunning) return finishLive(&result, {});
     const QString job = std::exchange(m_currentJob, QString());
-    const auto run = std::make_shared<const api::GenerationResult>(result);
-    for (size_t i = 0; i < result.images.size(); ++i) {
-        SessionImage image{result.settings, run, int(i)};
-        image.settings.seed += int64_t(i);
-        image.settings.batchSize = 1;
-        m_session.push_back(std::move(image));
-    }
+    addToSession(std::make_shared<const api::GenerationResult>(result));
     emit resultReady(result, job);
     if (m_autosave) emit saveRequested(job, result, runSeconds(result));
     else if (!job.isEmpty()) emit jobDone(job, {});

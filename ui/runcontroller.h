@@ -138,6 +138,7 @@ signals:
 
 private:
     void launch(const api::GenerationSettings& settings);
+    void addToSession(const std::shared_ptr<const api::GenerationResult>& run);
     bool launchNextJob();
     void launchLive();
     void finishLive(const api::GenerationResult* result, const QString& failure);
