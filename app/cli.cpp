@@ -15,6 +15,7 @@ const std::vector<CommandEntry>& commands() {
     static const std::vector<CommandEntry> list = {
         {"inspect", makeInspectCommand}, {"generate", makeGenerateCommand}, {"batch", makeBatchCommand},
         {"upscale", makeUpscaleCommand}, {"verify", makeVerifyCommand},     {"bench", makeBenchCommand},
+        {"serve", makeServeCommand},
         {"completion", makeCompletionCommand},
     };
     return list;

@@ -13,6 +13,7 @@ std::unique_ptr<Command> makeInspectCommand();     // cli_inspect.cpp: what a mo
 std::unique_ptr<Command> makeGenerateCommand();    // cli_generate.cpp: images with sidecars
 std::unique_ptr<Command> makeBatchCommand();       // cli_batch.cpp: resumable JSONL batches
 std::unique_ptr<Command> makeUpscaleCommand();     // cli_upscale.cpp: an image made bigger by an upscaler network
+std::unique_ptr<Command> makeServeCommand();      // cli_serve.cpp: AUTOMATIC1111's web API
 std::unique_ptr<Command> makeVerifyCommand();      // cli_verify.cpp: rerun a result, compare pixel hashes
 std::unique_ptr<Command> makeBenchCommand();       // cli_bench.cpp: the memory/speed table per plan
 std::unique_ptr<Command> makeCompletionCommand();  // cli_completion.cpp: the bash completion script

@@ -6,7 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 APT_PACKAGES=(cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config
-  qt6-base-dev qt6-base-dev-tools libgl-dev libopencv-dev nlohmann-json3-dev libssl-dev libexiv2-dev libsqlite3-dev
+  qt6-base-dev qt6-base-dev-tools libgl-dev libopencv-dev nlohmann-json3-dev libssl-dev libexiv2-dev libsqlite3-dev libcpp-httplib-dev
   xvfb xauth python3-venv libtcmalloc-minimal4)
 
 need_apt=()

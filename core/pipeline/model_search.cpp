@@ -75,12 +75,20 @@ std::string findUpscalerFile(const std::string& nameOrPath, const std::vector<st
                                 ")");
 }
 
-std::vector<std::string> upscalerFiles(const std::vector<std::string>& folders) {
+namespace {
+
+std::vector<std::string> safetensorsUnder(const std::vector<std::string>& folders, const char* environment) {
     std::vector<std::string> all;
-    for (const auto& dir : searchFolders(folders, "DD_UPSCALER_PATH"))
+    for (const auto& dir : searchFolders(folders, environment))
         for (const auto& p : filesUnder(dir, [](const std::string& f) { return f.size() > 12 && f.ends_with(".safetensors"); }))
             all.push_back(p.string());
     return all;
 }
+
+} // namespace
+
+std::vector<std::string> upscalerFiles(const std::vector<std::string>& folders) { return safetensorsUnder(folders, "DD_UPSCALER_PATH"); }
+
+std::vector<std::string> loraFiles(const std::vector<std::string>& folders) { return safetensorsUnder(folders, "DD_LORA_PATH"); }
 
 } // namespace dd::pipeline

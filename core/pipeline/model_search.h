@@ -12,6 +12,8 @@ namespace dd::pipeline {
 // name files in the folders only (a prompt may come from an image's metadata). Throws std::invalid_argument
 // naming the folders searched.
 std::string findLoraFile(const std::string& name, const std::vector<std::string>& folders, bool allowPath);
+// Every .safetensors under `folders` and DD_LORA_PATH (sorted): what an API client may name in <lora:…>.
+std::vector<std::string> loraFiles(const std::vector<std::string>& folders);
 
 // An upscaler network named as A1111's "Hires upscaler" names it (the file name without .safetensors, e.g.
 // "4x-UltraSharp") in `folders`, then DD_UPSCALER_PATH, with sub-folders; or a path to the file. Throws
