@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +36,8 @@ struct BatchOptions {
     std::string jobsFile, out, model, nameTemplate = kBatchNameTemplate, format = "png";
     std::vector<std::string> modelFolders;
     int shard = 0, shards = 1, maxInterruptions = 2;
+    bool shardGiven = false;
+    int shardCount = 0;  // --shards N: the scheduler's task index is the shard, of N (0 = from the Slurm array's range)
     double pricePerHour = 0;
     bool retryFailed = false;
     bool library = true;
@@ -45,6 +49,60 @@ void check(const BatchOptions& o) {
     if (o.out.empty()) throw std::invalid_argument("batch needs --out DIR");
     if (o.nameTemplate.find("{date") != std::string::npos || o.nameTemplate.find("{time") != std::string::npos)
         throw std::invalid_argument("batch --name must not use {date} or {time}: a restart would not find the finished images");
+}
+
+// A whole number from the environment, or nullopt when the variable is unset.
+std::optional<int> environmentNumber(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    try {
+        return toInt(name, v);
+    } catch (const std::invalid_argument&) {
+        throw std::invalid_argument(std::string(name) + "=" + v + " is not a whole number");
+    }
+}
+
+// Without --shard, a cluster scheduler's array task says which shard this process is (docs/farm.md): a Slurm job
+// array (sbatch --array) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX). With --shards N the task's index is
+// the shard, so one task can be resubmitted alone (sbatch --array=1); without it a Slurm array's own range gives
+// the count. Returns how the shard was chosen, for the log ("" when it was not).
+std::string shardFromScheduler(BatchOptions& o) {
+    if (o.shardGiven) {
+        if (o.shardCount) throw std::invalid_argument("--shards is for a scheduler's task index; --shard I/N already names the shard");
+        return "";
+    }
+    if (const auto id = environmentNumber("SLURM_ARRAY_TASK_ID"); id && o.shardCount) {
+        o.shards = o.shardCount, o.shard = *id;
+        if (o.shard < 0 || o.shard >= o.shards)
+            throw std::invalid_argument("SLURM_ARRAY_TASK_ID=" + std::to_string(*id) + " is not below --shards " + std::to_string(o.shards) +
+                                        " (with --shards, submit --array=0-" + std::to_string(o.shards - 1) + ")");
+        return "Slurm array task " + std::to_string(*id) + " (SLURM_ARRAY_TASK_ID) of --shards " + std::to_string(o.shards);
+    } else if (id) {
+        const auto count = environmentNumber("SLURM_ARRAY_TASK_COUNT");
+        const int min = environmentNumber("SLURM_ARRAY_TASK_MIN").value_or(0);
+        const int step = std::max(1, environmentNumber("SLURM_ARRAY_TASK_STEP").value_or(1));
+        const auto max = environmentNumber("SLURM_ARRAY_TASK_MAX");
+        if (!count && !max) throw std::invalid_argument("SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_COUNT nor _MAX: give --shard I/N");
+        // --array=1-3 numbers the tasks 1, 2, 3; --array=0-10:5 numbers them 0, 5, 10. A list with gaps
+        // (--array=1,4,9) has no arithmetic order: use --shard there.
+        o.shards = count ? *count : (*max - min) / step + 1;
+        o.shard = (*id - min) / step;
+        if ((*id - min) % step != 0 || o.shard < 0 || o.shard >= o.shards)
+            throw std::invalid_argument("SLURM_ARRAY_TASK_ID=" + std::to_string(*id) + " is not in a regular --array range of " +
+                                        std::to_string(o.shards) + " tasks: give --shard I/N");
+        return "Slurm array task " + std::to_string(*id) + " (SLURM_ARRAY_TASK_ID; tasks " + std::to_string(min) + ".." +
+               std::to_string(min + (o.shards - 1) * step) + ")";
+    }
+    if (const auto index = environmentNumber("JOB_COMPLETION_INDEX")) {
+        if (!o.shardCount) throw std::invalid_argument("JOB_COMPLETION_INDEX is set: give the Indexed Job's completions as --shards N");
+        o.shards = o.shardCount;
+        o.shard = *index;
+        if (o.shard < 0 || o.shard >= o.shards)
+            throw std::invalid_argument("JOB_COMPLETION_INDEX=" + std::to_string(*index) + " is not below --shards " + std::to_string(o.shards));
+        return "Kubernetes Indexed Job index " + std::to_string(*index) + " (JOB_COMPLETION_INDEX) of --shards " + std::to_string(o.shards);
+    }
+    if (o.shardCount) throw std::invalid_argument("--shards needs SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (a scheduler's array task)");
+    return "";
 }
 
 struct LineJob {
@@ -110,9 +168,13 @@ OptionTable Batch::options() {
                    if (slash == std::string::npos) throw std::invalid_argument("--shard expects I/N, e.g. 0/4");
                    o.shard = toInt("--shard", v.substr(0, slash));
                    o.shards = toInt("--shard", v.substr(slash + 1));
+                   o.shardGiven = true;
                    if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
                        throw std::invalid_argument("--shard " + v + ": I must be in 0..N-1 and N at least 1");
                })
+        .value("--shards", "N", "in a Slurm array or Kubernetes Indexed Job: N shards, the task's index is the shard "
+                                "(without --shard and --shards: the Slurm array's own range)",
+               [this](const std::string& v) { o.shardCount = toPositiveInt("--shards", v); })
         .value("--model", "PATH", "the model for jobs that name none (or override by path)", text(o.model), Complete::File)
         .value("--models", "DIR", "where sidecar jobs' models are found by hash (repeatable)",
                [this](const std::string& v) { o.modelFolders.push_back(v); }, Complete::Folder)
@@ -130,6 +192,8 @@ OptionTable Batch::options() {
 
 int Batch::run() {
     check(o);
+    if (const std::string from = shardFromScheduler(o); !from.empty())
+        std::cerr << "batch: shard " << o.shard << "/" << o.shards << " from the " << from << "\n";
     if (!fs::is_directory(o.out)) throw std::invalid_argument("output folder " + o.out + " does not exist");
     const auto format = imaging::exportFormatFromName(o.format);
     const std::string ext = imaging::extensionOf(format);

@@ -20,8 +20,11 @@ struct Run {
 
 QString cliPath() { return QString(DD_BINARY_DIR) + "/bin/diffusiondesk-cli"; }
 
-Run cli(const QStringList& args) {
+Run cli(const QStringList& args, const QStringList& environment = {}) {
     QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString& kv : environment) env.insert(kv.section('=', 0, 0), kv.section('=', 1));
+    p.setProcessEnvironment(env);
     p.start(cliPath(), args);
     if (!p.waitForFinished(300000)) return {-1, {}, "timeout"};
     return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
@@ -116,6 +119,34 @@ private slots:
         QVERIFY2(b.code == 0, qPrintable(b.err));
         QCOMPARE(images(QDir(out)), expectedImages());
         QVERIFY(cli({"batch", jobs, "--out", out, "--shard", "2/2"}).err.contains("I must be in 0..N-1"));
+    }
+
+    // A Slurm array (--array=1-2: tasks 1 and 2) and a Kubernetes Indexed Job name the shard without --shard.
+    void shardComesFromTheScheduler() {
+        QTemporaryDir tmp;
+        QDir dir(tmp.path());
+        dir.mkdir("out");
+        const QString jobs = writeJobs(dir), out = dir.filePath("out");
+        const QStringList slurm = {"SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_MAX=2", "SLURM_ARRAY_TASK_COUNT=2"};
+        const Run a = cli({"batch", jobs, "--out", out}, slurm + QStringList{"SLURM_ARRAY_TASK_ID=1"});
+        QVERIFY2(a.code == 0 && a.err.contains("shard 0/2 from the Slurm array task 1"), qPrintable(a.err));
+        QCOMPARE(images(QDir(out)), QStringList({"00001-101.png", "00005-105-1.png", "00005-105-2.png", "00007-107.png"}));
+        const Run k = cli({"batch", jobs, "--out", out, "--shards", "2"}, {"JOB_COMPLETION_INDEX=1"});
+        QVERIFY2(k.code == 0 && k.err.contains("shard 1/2 from the Kubernetes Indexed Job index 1"), qPrintable(k.err));
+        QCOMPARE(images(QDir(out)), expectedImages());
+        // The same shard's journal either way: a resubmitted Slurm task finds the Kubernetes run's work done.
+        const Run again = cli({"batch", jobs, "--out", out}, slurm + QStringList{"SLURM_ARRAY_TASK_ID=2"});
+        QVERIFY2(again.code == 0 && again.err.contains("0 made, 3 already done"), qPrintable(again.err));
+        QVERIFY(cli({"batch", jobs, "--out", out}, {"JOB_COMPLETION_INDEX=0"}).err.contains("--shards N"));
+        QVERIFY(cli({"batch", jobs, "--out", out}, slurm + QStringList{"SLURM_ARRAY_TASK_ID=7"}).err.contains("give --shard I/N"));
+        // One task resubmitted alone (sbatch --array=1: its own range is 1..1): --shards keeps it shard 1 of 2.
+        const QStringList alone = {"SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_MAX=1", "SLURM_ARRAY_TASK_COUNT=1", "SLURM_ARRAY_TASK_ID=1"};
+        const Run resubmitted = cli({"batch", jobs, "--out", out, "--shards", "2"}, alone);
+        QVERIFY2(resubmitted.err.contains("shard 1/2 from the Slurm array task 1") && resubmitted.err.contains("3 already done"),
+                 qPrintable(resubmitted.err));
+        // --shard wins over the environment.
+        const Run given = cli({"batch", jobs, "--out", out, "--shard", "0/1"}, slurm + QStringList{"SLURM_ARRAY_TASK_ID=2"});
+        QVERIFY2(given.code == 0 && given.err.contains("shard 0/1: 0 made, 6 already done"), qPrintable(given.err));
     }
 
     void badJobLineIsNamedAndOthersRun() {
