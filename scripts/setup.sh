@@ -7,6 +7,7 @@ cd "$root"
 
 APT_PACKAGES=(cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config
   qt6-base-dev qt6-base-dev-tools libgl-dev libopencv-dev nlohmann-json3-dev libssl-dev libexiv2-dev libsqlite3-dev libcpp-httplib-dev
+  slurm-wlm munge
   xvfb xauth python3-venv libtcmalloc-minimal4)
 
 need_apt=()
