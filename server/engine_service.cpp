@@ -1,11 +1,10 @@
 #include "server/engine_service.h"
+#include "server/saved_images.h"
 
 #include "core/api/errors.h"
 #include "core/pipeline/engine.h"
 #include "core/queue/job_queue.h"
-#include "core/settings/sidecar.h"
 #include "imaging/export.h"
-#include "imaging/png.h"
 #include "imaging/run_images.h"
 
 #include <nlohmann/json.hpp>
@@ -15,10 +14,8 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 namespace dd::server {
@@ -49,22 +46,7 @@ ServiceResult resultFromFiles(const queue::Job& job) {
     r.error = job.state == queue::JobState::Failed ? job.error : "";
     r.interrupted = job.state == queue::JobState::Cancelled || job.state == queue::JobState::Interrupted;
     if (job.spec.contains("settings")) r.settings = job.spec["settings"].get<api::GenerationSettings>();
-    for (const auto& file : job.files) {
-        ServiceImage image{file, "", 0};
-        try {
-            const auto text = imaging::readPngText(file);
-            if (auto p = text.find("parameters"); p != text.end()) image.infotext = p->second;
-            std::ifstream in(settings::sidecarPathFor(file));
-            std::stringstream body;
-            body << in.rdbuf();
-            const auto sc = settings::readSidecar(body.str());
-            image.seed = sc.settings.seed + sc.imageIndex;
-            r.settings = sc.settings, r.modelName = sc.modelName, r.modelHash = sc.modelHash;
-        } catch (const std::exception&) {
-            continue;  // deleted or damaged since: the others still answer
-        }
-        r.images.push_back(std::move(image));
-    }
+    addSavedImages(job.files, r);
     return r;
 }
 

@@ -350,6 +350,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
 MainWindow::~MainWindow() {
     // The worker threads end first (each joins its thread, its worker deleted there), so the widgets torn down
     // next never share a moment with a live worker; children would otherwise go in creation order, widgets first.
+    m_api.reset();  // first: its waiting requests are answered while the queue and the engine still run
     delete m_engine;
     m_queue.reset();
     m_libraryThread.reset();  // after the engine: a save the last run posted is written first
@@ -385,6 +386,17 @@ void MainWindow::buildMenus() {
     run->addAction(tr("C&ompare selected"), this, &MainWindow::compareSelected);
     run->addSeparator();
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
+    run->addSeparator();
+    m_serveApi = run->addAction(tr("Serve A1111 &API"));
+    m_serveApi->setObjectName("serveApi");
+    m_serveApi->setCheckable(true);
+    m_serveApi->setToolTip(tr("AUTOMATIC1111's web API on 127.0.0.1 for its clients (Krita, Photoshop, webuiapi "
+                              "scripts): their jobs run in this queue and land in the library"));
+    connect(m_serveApi, &QAction::toggled, this, &MainWindow::setServingApi);
+    m_apiLabel = new QLabel(this);
+    m_apiLabel->setObjectName("apiLabel");
+    m_apiLabel->hide();
+    statusBar()->addPermanentWidget(m_apiLabel);
     auto* view = menuBar()->addMenu(tr("&View"));
     for (const char* name : {"libraryDock", "queueDock"})
         if (auto* dock = findChild<QDockWidget*>(name)) view->addAction(dock->toggleViewAction());

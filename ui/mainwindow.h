@@ -63,6 +63,7 @@ public:
     // A generation runs, or the queue still has jobs of a Generate click to run.
     bool isRunning() const;
     RunController* runController() const { return m_run; }
+    int apiPort() const;  // the port Serve API listens on, 0 when it is off
     // The queue's journal: queue.jsonl in the app's data folder.
     static QString queueFile();
     const std::optional<memory::Preset>& preset() const { return m_preset; }
@@ -166,6 +167,8 @@ private:
     // Live mode (mainwindow_live.cpp): the Live switch, the debounced rerun on each edit, Keep on the canvas bar.
     void connectLive();
     void runLive();
+    // Serve API (mainwindow_api.cpp): the A1111 web API on the window's queue.
+    void setServingApi(bool on);
     void onRunStarted(const api::GenerationSettings& s);
     void onProgress(int step, int total, const QImage& preview);
     void showResult(const api::GenerationResult& result, const QString& jobId);
@@ -232,6 +235,13 @@ private:
     QString m_keepSizeForModel;  // a restore asked for this model: its load keeps the restored size
     QSize m_modelSize;           // the size the model set; a size the artist chose stays through a model change
     int m_firstStep = 0;
+    struct ApiHost;
+    struct ApiHostDeleter {
+        void operator()(ApiHost* host) const;
+    };
+    std::unique_ptr<ApiHost, ApiHostDeleter> m_api;  // while Serve API is on
+    QAction* m_serveApi = nullptr;
+    QLabel* m_apiLabel = nullptr;
 };
 
 } // namespace dd::ui

@@ -70,12 +70,14 @@ int RunController::waitingCount() const {
 }
 
 // One job per run of the batch count (seed + i · batch size); they run after whatever runs now.
-void RunController::generate(const api::GenerationSettings& settings, int runs) {
+void RunController::generate(const api::GenerationSettings& settings, int runs, const QString& tag) {
     for (int i = 0; i < runs; ++i) {
         api::GenerationSettings job = settings;
         job.seed = settings.seed + int64_t(i) * settings.batchSize;
         ++m_enqueuesInFlight;
-        emit enqueueRequested(QString::fromStdString(nlohmann::json(job).dump()));
+        nlohmann::json spec = job;
+        if (!tag.isEmpty()) spec["api_task"] = tag.toStdString();
+        emit enqueueRequested(QString::fromStdString(spec.dump()));
     }
     m_runIndex = 0;
     m_runCount = 1;
@@ -126,6 +128,12 @@ void RunController::cancel() {
     m_cancelRequested = true;
     emit cancelRequested();
     emit stateChanged();
+}
+
+void RunController::cancelCurrent() {
+    if (!m_running || m_currentJob.isEmpty()) return;
+    m_cancelCurrent = true;
+    emit cancelRequested();
 }
 
 void RunController::onJobsChanged(const QList<JobRow>& jobs) {
@@ -250,6 +258,7 @@ void RunController::launch(const api::GenerationSettings& settings) {
 // nothing is saved.
 void RunController::onFinished(const api::GenerationResult& result) {
     if (m_liveRunning) return finishLive(&result, {});
+    m_cancelCurrent = false;  // it finished before the cancel reached it
     const QString job = std::exchange(m_currentJob, QString());
     addToSession(std::make_shared<const api::GenerationResult>(result));
     emit resultReady(result, job);
@@ -272,8 +281,9 @@ void RunController::onFinished(const api::GenerationResult& result) {
 void RunController::onFailed(const QString& message) {
     if (m_liveRunning) return finishLive(nullptr, message);
     const QString job = std::exchange(m_currentJob, QString());
+    const bool cancelledCurrent = std::exchange(m_cancelCurrent, false);
     if (!job.isEmpty()) {
-        if (m_cancelRequested) emit jobCancelled(job);
+        if (m_cancelRequested || cancelledCurrent) emit jobCancelled(job);
         else emit jobFailed(job, message);
     }
     setRunning(false);

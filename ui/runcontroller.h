@@ -93,12 +93,14 @@ public:
     const api::GenerationResult* lastLive() const { return m_lastLive.get(); }  // the live result shown last
 
 public slots:
-    void generate(const dd::api::GenerationSettings& settings, int runs);
+    // `tag` ("" = none) rides in each job's spec as "api_task": the API server finds its requests' jobs by it.
+    void generate(const dd::api::GenerationSettings& settings, int runs, const QString& tag = {});
     void runQueue();                      // the leftovers too
     void retry(const QString& id);        // any finished job, at once
     void startAb(const dd::compare::AbPair& pair);
     bool verify(const QString& file, const QStringList& modelFolders);  // false (nothing asked) while busy
     void cancel();
+    void cancelCurrent();  // the running job only (the A1111 API's interrupt): the queue goes on
     // Live mode: `settings` run as soon as nothing else runs, outside the queue, and are not saved. A newer call
     // while a live run is under way cancels that run at its next step, so the picture follows the newest settings.
     void live(const dd::api::GenerationSettings& settings);
@@ -159,6 +161,7 @@ private:
     bool m_running = false;
     bool m_verifying = false;
     bool m_cancelRequested = false;
+    bool m_cancelCurrent = false;       // cancelCurrent(): this run ends as cancelled, the queue goes on
     int m_runIndex = 0, m_runCount = 1;
     std::optional<api::GenerationSettings> m_liveWanted;  // the newest live settings not launched yet
     bool m_liveRunning = false;
