@@ -43,6 +43,8 @@
 #include "tests/common/busy_processes.h"
 #include "tests/ui/main_thread_spy.h"
 
+#include "tests/ui/window_test.h"
+
 #include <QtTest>
 
 using dd::ui::MainWindow;
@@ -85,13 +87,7 @@ class TestMainWindow : public QObject {
 
 private slots:
     void initTestCase() {
-        // Settings and custom presets of the test go to a temporary place, never the user's.
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_config.path());
-        QCoreApplication::setOrganizationName("DiffusionDeskTest");
-        QCoreApplication::setApplicationName("test_mainwindow");
-        // Any dialog that is not answered explicitly is rejected at once.
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        dd::test::isolateWindowTests(m_config, "test_mainwindow");
     }
     void init() {
         QSettings().clear();

@@ -14,6 +14,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include "tests/ui/window_test.h"
+
 #include <QtTest>
 
 #include <atomic>
@@ -57,11 +59,7 @@ class TestServeWindow : public QObject {
 
 private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_config.path());
-        QCoreApplication::setOrganizationName("DiffusionDeskTest");
-        QCoreApplication::setApplicationName("test_serve_window");
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        dd::test::isolateWindowTests(m_config, "test_serve_window");
         qputenv("DD_API_PORT", "0");  // any free port
     }
     void init() {

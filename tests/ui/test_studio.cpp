@@ -41,6 +41,8 @@
 #include <QTextEdit>
 #include <QToolButton>
 
+#include "tests/ui/window_test.h"
+
 #include <QtTest>
 
 #include <fstream>
@@ -102,11 +104,7 @@ class TestStudio : public QObject {
 
 private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_config.path());
-        QCoreApplication::setOrganizationName("DiffusionDeskTest");
-        QCoreApplication::setApplicationName("test_studio");
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        dd::test::isolateWindowTests(m_config, "test_studio");
     }
     void init() {
         QSettings().clear();

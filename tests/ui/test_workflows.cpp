@@ -31,6 +31,8 @@
 #include <QTemporaryDir>
 #include "tests/ui/main_thread_spy.h"
 
+#include "tests/ui/window_test.h"
+
 #include <QtTest>
 
 using dd::ui::EngineWorker;
@@ -94,11 +96,7 @@ class TestWorkflows : public QObject {
 
 private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_config.path());
-        QCoreApplication::setOrganizationName("DiffusionDeskTest");
-        QCoreApplication::setApplicationName("test_workflows");
-        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        dd::test::isolateWindowTests(m_config, "test_workflows");
         QVERIFY2(QFileInfo::exists(kTinySd1), "fixtures missing: run tests/parity/make_fixtures.py build/fixtures");
     }
     void init() {
