@@ -15,7 +15,11 @@
 #include "ui/queueview.h"
 #include "ui/runcontroller.h"
 
+#include <httplib.h>
+
 #include <QApplication>
+#include <QDockWidget>
+#include <QTableWidget>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
@@ -33,7 +37,9 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 namespace {
 
@@ -48,6 +54,32 @@ void wait(int ms) {
     QEventLoop loop;
     QTimer::singleShot(ms, &loop, &QEventLoop::quit);
     loop.exec();
+}
+
+// Serve API: a request as an A1111 client sends it, run on the window's queue; its picture on the canvas, the
+// queue showing the job, the status bar the address.
+bool serveScreenshot(dd::ui::MainWindow& window, const QString& dir) {
+    qputenv("DD_API_PORT", "0");  // any free port: the machine may run A1111 itself
+    auto* serve = window.findChild<QAction*>("serveApi");
+    serve->setChecked(true);
+    const int port = window.apiPort();
+    if (!port) return false;
+    std::atomic<bool> answered{false};
+    std::thread client([port, &answered] {
+        httplib::Client c("127.0.0.1", port);
+        c.set_read_timeout(300);
+        c.Post("/sdapi/v1/txt2img", R"({"prompt": "a large red circle in the center on a white background", "seed": 3,
+                "steps": 20, "width": 128, "height": 128, "cfg_scale": 3, "sampler_name": "Euler a"})", "application/json");
+        answered = true;
+    });
+    for (int i = 0; i < 3000 && !answered; ++i) wait(100);
+    client.join();
+    if (auto* queue = window.findChild<QDockWidget*>("queueDock")) queue->raise();
+    if (auto* table = window.findChild<QTableWidget*>()) table->scrollToBottom();  // the newest job: the client's
+    wait(300);
+    const bool ok = save(&window, dir, "serve-api.png");
+    serve->setChecked(false);
+    return ok;
 }
 
 // A real load caught half way: the worker waits at the VAE until the window (picker with its progress bar and
@@ -195,7 +227,7 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     wait(300);
     ok = save(&window, dir, "live.png") && ok;
     live->click();
-    return ok ? 0 : 1;
+    return serveScreenshot(window, dir) && ok ? 0 : 1;
 }
 
 } // namespace

@@ -15,9 +15,12 @@ namespace {
 
 QString describe(const JobRow& job) {
     try {
-        const auto s = nlohmann::json::parse(job.specJson.toStdString()).get<api::GenerationSettings>();
-        return QObject::tr("%1 · seed %2 · %3×%4 · %5 steps")
-            .arg(QString::fromStdString(s.prompt).left(60))
+        const auto spec = nlohmann::json::parse(job.specJson.toStdString());
+        const auto s = spec.get<api::GenerationSettings>();
+        // A job an API client asked for (Serve API) says so: the artist did not queue it.
+        const QString from = spec.contains("api_task") ? QObject::tr("API · ") : QString();
+        return QObject::tr("%1%2 · seed %3 · %4×%5 · %6 steps")
+            .arg(from, QString::fromStdString(s.prompt).left(60))
             .arg(s.seed)
             .arg(s.width)
             .arg(s.height)
