@@ -205,7 +205,7 @@ struct ApiServer::Impl {
             for (const auto& image : result.images) images.push_back(toBase64(readFile(image.file)));
         json parameters = body;
         if (img2img && !body.value("include_init_images", false)) parameters["init_images"] = nullptr, parameters["mask"] = nullptr;
-        answer(res, {{"images", images}, {"parameters", parameters}, {"info", runInfo(run, result, o.version).dump()}});
+        answer(res, {{"images", images}, {"parameters", parameters}, {"info", runInfo(run, result, o.version).dump(-1, ' ', false, json::error_handler_t::replace)}});
     }
 
     json progress(const httplib::Request& req) {

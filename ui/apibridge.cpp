@@ -54,6 +54,15 @@ ApiBridge::ApiBridge(RunController* run, QObject* parent) : QObject(parent), m_r
     connect(run, &RunController::stateChanged, this, [this] {
         std::lock_guard<std::mutex> g(m_lock);
         if (!m_run->running()) m_progress = server::ServiceProgress{};
+        if (m_run->busy()) return;
+        // The artist stopped the queue (Cancel): requests whose jobs still wait there are answered as interrupted
+        // rather than left hanging; the jobs stay queued for Run queue, and their images then join the library.
+        // (A job that ran but whose files are still being saved is not stranded: its jobDone is on the way.)
+        for (auto& [tag, task] : m_tasks) {
+            const bool stranded = std::any_of(task.ids.begin(), task.ids.end(), [&](const QString& id) { return !m_run->launched(id); });
+            if (int(task.ids.size()) == task.jobs && task.ended < task.jobs && stranded) task.ended = task.jobs, task.interrupted = true;
+        }
+        m_changed.notify_all();
     });
 }
 

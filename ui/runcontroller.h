@@ -82,6 +82,7 @@ public:
     int runIndex() const { return m_runIndex; }                // of runCount(): A/B shows "run 1 of 2"
     int runCount() const { return m_runCount; }
     int queuedCount() const;      // pending jobs not launched yet
+    bool launched(const QString& id) const { return m_launchedJobs.count(id) > 0; }  // this session ran (or runs) it
     int waitingCount() const;     // pending jobs a quit would leave for the next start (not the leftovers)
     // Every image the runs of this session made, in the order they were made (the library has them on disk).
     const std::vector<SessionImage>& session() const { return m_session; }

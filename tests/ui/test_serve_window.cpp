@@ -11,6 +11,7 @@
 #include <QAction>
 #include <QDialog>
 #include <QLabel>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -117,6 +118,16 @@ private slots:
         bool cancelled = false;
         for (const auto& j : w.jobs()) cancelled = cancelled || (j.specJson.contains("\"long\"") && j.state == "cancelled");
         QVERIFY(cancelled);
+
+        // The artist's Cancel stops the queue: a request whose jobs still wait there is answered, not left hanging.
+        Answer stranded;
+        auto third = post(port, "txt2img", {{"prompt", "three"}, {"steps", 300}, {"width", 64}, {"height", 64}, {"n_iter", 3}}, stranded);
+        QTRY_VERIFY_WITH_TIMEOUT(w.isRunning(), 60000);
+        QTest::mouseClick(w.findChild<QPushButton*>("cancel"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(stranded.done, 60000);
+        third.join();
+        QCOMPARE(stranded.status, 200);
+        QVERIFY(json::parse(stranded.body["info"].get<std::string>())["interrupted"].get<bool>());
 
         serve->setChecked(false);
         QCOMPARE(w.apiPort(), 0);
