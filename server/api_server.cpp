@@ -194,6 +194,13 @@ struct ApiServer::Impl {
             s.clipSkip = run.clipSkip ? run.clipSkip : options["CLIP_stop_at_last_layers"].get<int>();
         }
         if (!run.refinerCheckpoint.empty()) s.refiner.model = modelPath(run.refinerCheckpoint, "refiner_checkpoint");
+        if (s.hires.enabled && !api::isLatentUpscaler(s.hires.upscaler)) {  // refused now, not after waiting in the queue
+            try {
+                pipeline::findUpscalerFile(s.hires.upscaler, o.upscalerFolders);
+            } catch (const std::invalid_argument& e) {
+                throw FieldError("hr_upscaler", e.what());
+            }
+        }
         if (img2img) {
             s.initImage = keepInput(run.initImages.front(), "init_images", s.width, s.height, run.resizeMode);
             if (!run.mask.empty()) s.inpaint.mask = keepInput(run.mask, "mask", 0, 0, -1);

@@ -132,6 +132,9 @@ def run_client_checks(cli, tmp):
     bad = requests.post(server.url + "/txt2img", json={"prompt": "x", "sampler_name": "Nope"})
     check(bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "sampler_name"],
           "an unknown sampler is 422 naming sampler_name")
+    bad = requests.post(server.url + "/txt2img", json={"prompt": "x", "enable_hr": True, "hr_upscaler": "Lanczos"})
+    check(bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "hr_upscaler"],
+          "a hires upscaler the server does not have is 422 naming hr_upscaler, before it is queued")
     bad = requests.post(server.url + "/options", json={"sd_model_checkpoint": "/etc/passwd"})
     check(bad.status_code == 422, "options accept only the server's models, never a path")
     odd = requests.post(server.url + "/txt2img", json={"prompt": "x", "steps": 2, "width": 64, "height": 64,
