@@ -50,6 +50,8 @@ OptionTable Serve::options() {
                Complete::Folder)
         .value("--upscaler-dir", "DIR", "where hires upscaler networks are found (repeatable; also DD_UPSCALER_PATH)",
                add(o.upscalerFolders), Complete::Folder)
+        .value("--threads", "N", "CPU threads of every run (0, the default: they follow the load; docs/cli.md)",
+               [this](const std::string& v) { o.threads = toInt("--threads", v); })
         .value("--max-body", "MB", "the largest request accepted (64)",
                [this](const std::string& v) { o.maxBodyBytes = size_t(toPositiveInt("--max-body", v)) << 20; })
         .flag("--no-library", "do not add the images to the window's image library", [this] { library = false; });

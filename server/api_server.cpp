@@ -193,6 +193,7 @@ struct ApiServer::Impl {
                                 run.checkpoint.empty() ? "sd_model_checkpoint" : "override_settings.sd_model_checkpoint");
             s.clipSkip = run.clipSkip ? run.clipSkip : options["CLIP_stop_at_last_layers"].get<int>();
         }
+        if (o.threads > 0) s.plan.threads = o.threads;
         if (!run.refinerCheckpoint.empty()) s.refiner.model = modelPath(run.refinerCheckpoint, "refiner_checkpoint");
         if (s.hires.enabled && !api::isLatentUpscaler(s.hires.upscaler)) {  // refused now, not after waiting in the queue
             try {

@@ -26,6 +26,7 @@ struct ServerOptions {
     std::string inputFolder;          // where the init images and masks of requests are kept (by content hash)
     std::string startModel;           // the title of the model runs use until options change it
     std::vector<std::string> loraFolders, upscalerFolders;
+    int threads = 0;                  // CPU threads of every run (0: they follow the machine's load)
     std::string version;              // "DiffusionDesk 0.1.0"
 };
 
