@@ -5,7 +5,6 @@
 #include "app/cli_library.h"
 
 #include "core/pipeline/engine.h"
-#include "core/resources.h"
 #include "server/api_server.h"
 #include "server/engine_service.h"
 
@@ -65,14 +64,9 @@ int Serve::run() {
     o.inputFolder = (fs::path(out) / "api-inputs").string();
     o.version = versionLine();
 
-    std::vector<server::CatalogModel> fixed;
-    if (const auto builtin = installedEmbeddedModel(); !builtin.empty())
-        fixed.push_back({"shapes (built-in)", "shapes", builtin.string()});
-    if (!model.empty()) {
-        if (model != pipeline::kDemoModel && !fs::exists(model)) throw std::invalid_argument("--model " + model + ": no such file or folder");
-        fixed.insert(fixed.begin(), {model == pipeline::kDemoModel ? model : fs::path(model).filename().string(),
-                                     fs::path(model).stem().string(), model});
-    }
+    if (!model.empty() && model != pipeline::kDemoModel && !fs::exists(model))
+        throw std::invalid_argument("--model " + model + ": no such file or folder");
+    const auto fixed = server::startModels(model);
     if (fixed.empty()) throw std::invalid_argument("--model is required (this install has no built-in model)");
     o.startModel = fixed.front().title;
     server::ModelCatalog catalog(fixed, modelFolders);

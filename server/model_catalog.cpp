@@ -1,6 +1,9 @@
 #include "server/model_catalog.h"
 
+#include "core/resources.h"
 #include "core/settings/model_lookup.h"
+
+#include <algorithm>
 
 #include <filesystem>
 
@@ -27,6 +30,15 @@ std::vector<fs::path> diffusersFolders(const fs::path& folder) {
 }
 
 } // namespace
+
+std::vector<CatalogModel> startModels(const std::string& chosen) {
+    std::vector<CatalogModel> out;
+    if (!chosen.empty())
+        out.push_back({chosen.rfind("demo:", 0) == 0 ? chosen : fs::path(chosen).filename().string(), fs::path(chosen).stem().string(), chosen});
+    if (const auto builtin = installedEmbeddedModel(); !builtin.empty() && (chosen.empty() || !isEmbeddedModel(chosen)))
+        out.push_back({"shapes (built-in)", "shapes", builtin.string()});
+    return out;
+}
 
 ModelCatalog::ModelCatalog(std::vector<CatalogModel> fixed, std::vector<std::string> folders)
     : m_fixed(std::move(fixed)), m_folders(std::move(folders)) {

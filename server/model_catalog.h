@@ -15,6 +15,10 @@ struct CatalogModel {
     std::string path;   // the file or folder, or "demo:…"
 };
 
+// The models a server offers before its folders: `chosen` (a path or "demo:…"; "" = none) titled by its file name,
+// then the built-in model when this install has it and it is not `chosen`.
+std::vector<CatalogModel> startModels(const std::string& chosen);
+
 class ModelCatalog {
 public:
     ModelCatalog(std::vector<CatalogModel> fixed, std::vector<std::string> folders);

@@ -2,6 +2,7 @@
 
 #include "server/saved_images.h"
 #include "ui/runcontroller.h"
+#include "ui/stringlists.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,12 +21,6 @@ api::Image imageOf(const QImage& preview) {
     out.rgb.resize(size_t(rgb.width()) * size_t(rgb.height()) * 3);
     for (int y = 0; y < rgb.height(); ++y)
         std::copy_n(rgb.constScanLine(y), size_t(rgb.width()) * 3, out.rgb.begin() + ptrdiff_t(size_t(y) * rgb.width() * 3));
-    return out;
-}
-
-std::vector<std::string> toStd(const QStringList& files) {
-    std::vector<std::string> out;
-    for (const auto& f : files) out.push_back(f.toStdString());
     return out;
 }
 
@@ -48,7 +43,7 @@ ApiBridge::ApiBridge(RunController* run, QObject* parent) : QObject(parent), m_r
         if (task && task->interrupted) m_run->cancelCurrent();
     });
     connect(run, &RunController::jobDone, this,
-            [this](const QString& id, const QStringList& files) { jobEnded(id, toStd(files), {}, false); });
+            [this](const QString& id, const QStringList& files) { jobEnded(id, toStdStrings(files), {}, false); });
     connect(run, &RunController::jobFailed, this, [this](const QString& id, const QString& error) { jobEnded(id, {}, error, false); });
     connect(run, &RunController::jobCancelled, this, [this](const QString& id) { jobEnded(id, {}, {}, true); });
     connect(run, &RunController::stateChanged, this, [this] {
@@ -66,11 +61,7 @@ ApiBridge::ApiBridge(RunController* run, QObject* parent) : QObject(parent), m_r
     });
 }
 
-ApiBridge::~ApiBridge() {
-    std::lock_guard<std::mutex> g(m_lock);
-    m_closing = true;
-    m_changed.notify_all();
-}
+ApiBridge::~ApiBridge() { close(); }
 
 void ApiBridge::close() {
     std::lock_guard<std::mutex> g(m_lock);

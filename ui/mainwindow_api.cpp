@@ -7,9 +7,9 @@
 #include "ui/queueservice.h"
 #include "ui/runcontroller.h"
 #include "ui/servicethread.h"
+#include "ui/stringlists.h"
 #include "ui/engineworker.h"
 
-#include "core/resources.h"
 #include "server/api_server.h"
 
 #include <QAction>
@@ -17,7 +17,6 @@
 #include <QLabel>
 #include <QStatusBar>
 
-#include <filesystem>
 #include <thread>
 
 namespace dd::ui {
@@ -39,16 +38,6 @@ struct MainWindow::ApiHost {
     }
 };
 
-namespace {
-
-std::vector<std::string> toStd(const QStringList& list) {
-    std::vector<std::string> out;
-    for (const auto& s : list) out.push_back(s.toStdString());
-    return out;
-}
-
-} // namespace
-
 void MainWindow::ApiHostDeleter::operator()(ApiHost* host) const { delete host; }
 
 int MainWindow::apiPort() const { return m_api ? m_api->port : 0; }
@@ -61,25 +50,19 @@ void MainWindow::setServingApi(bool on) {
         return;
     }
     if (m_api) return;
-    std::vector<server::CatalogModel> fixed;
-    const std::string current = m_picker->currentModel().toStdString();
-    if (!current.empty())
-        fixed.push_back({current.rfind("demo:", 0) == 0 ? current : std::filesystem::path(current).filename().string(),
-                         std::filesystem::path(current).stem().string(), current});
-    if (const auto builtin = installedEmbeddedModel(); !builtin.empty() && !isEmbeddedModel(current))
-        fixed.push_back({"shapes (built-in)", "shapes", builtin.string()});
+    const auto fixed = server::startModels(m_picker->currentModel().toStdString());
     server::ServerOptions o;
     o.port = qEnvironmentVariableIsSet("DD_API_PORT") ? qEnvironmentVariableIntValue("DD_API_PORT") : 7860;
     o.inputFolder = QDir(m_prefs.outputFolder).filePath("api-inputs").toStdString();
     o.startModel = fixed.empty() ? std::string() : fixed.front().title;
-    o.loraFolders = toStd(m_prefs.loraFolders);
-    o.upscalerFolders = toStd(m_prefs.upscalerFolders);
+    o.loraFolders = toStdStrings(m_prefs.loraFolders);
+    o.upscalerFolders = toStdStrings(m_prefs.upscalerFolders);
     o.version = "DiffusionDesk " DD_VERSION;
     auto* bridge = new ApiBridge(m_run);
     connect(m_queue->service(), &QueueService::changed, bridge, &ApiBridge::onJobsChanged);
     connect(worker(), &EngineWorker::progress, bridge, &ApiBridge::onProgress);
     try {
-        auto host = std::make_unique<ApiHost>(fixed, toStd(m_prefs.modelFolders), bridge, o);
+        auto host = std::make_unique<ApiHost>(fixed, toStdStrings(m_prefs.modelFolders), bridge, o);
         host->port = host->server.bind();
         host->thread = std::thread([h = host.get()] { h->server.serve(); });
         m_api.reset(host.release());
