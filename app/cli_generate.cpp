@@ -194,6 +194,11 @@ OptionTable Generate::options() {
                whole(s.inpaint.maskBlur, "--mask-blur"))
         .flag("--invert-mask", "repaint where the mask is black instead (A1111: Inpaint not masked)",
               [this] { s.inpaint.invertMask = true; })
+        .flag("--only-masked", "work at the full size on the mask's box and paste it back: details for small areas "
+                               "(A1111: Inpaint area Only masked)",
+              [this] { s.inpaint.onlyMasked = true; })
+        .value("--masked-padding", "N", "pixels of context around the mask's box for --only-masked (default 32)",
+               whole(s.inpaint.maskedPadding, "--masked-padding"))
         .value("--outpaint", "L,T,R,B", "extend the --init image by these pixels per side and paint the new area "
                                         "(the size follows; right and bottom grow to a multiple of 8)",
                [this](const std::string& v) {

@@ -67,7 +67,7 @@ const std::map<std::string, std::vector<json>>& unbuiltFields() {
         {"hr_scheduler", {"Use same scheduler"}}, {"hr_prompt", {}}, {"hr_negative_prompt", {}},
         {"disable_extra_networks", {}}, {"comments", {}}, {"infotext", {}}, {"image_cfg_scale", {1.5, 1}},
         {"initial_noise_multiplier", {1, 1.0}}, {"include_init_images", {}}, {"latent_mask", {}},
-        {"mask_round", {true}}, {"mask_blur_x", {4}}, {"mask_blur_y", {4}}, {"inpaint_full_res_padding", {32}},
+        {"mask_round", {true}}, {"mask_blur_x", {4}}, {"mask_blur_y", {4}},
         {"save_images", {true}},
         // The image is kept in the output folder and the library either way: nothing is lost.
     };
@@ -188,6 +188,7 @@ void finish(Body& b, ApiRun& run) {
         api::GenerationSettings check = run.settings;
         if (check.model.empty()) check.model = "demo:tiny-sd1";  // the model is the server's to choose
         if (check.initImage.empty() && !run.initImages.empty()) check.initImage = "init";
+        if (check.inpaint.mask.empty() && !run.mask.empty()) check.inpaint.mask = "mask";  // kept as a file later
         if (check.refiner.enabled() || !run.refinerCheckpoint.empty()) check.refiner.model = "refiner";
         api::validate(check);
     } catch (const std::invalid_argument& e) {
@@ -238,14 +239,17 @@ ApiRun readImg2Img(const json& body) {
         static const char* contents[] = {"fill", "original", "latent noise", "latent nothing"};
         s.inpaint.maskedContent = contents[inRange(integerOf(v, "inpainting_fill"), 0, 3, "inpainting_fill")];
     });
-    bool onlyMasked = false;
-    b.read("inpaint_full_res", [&](const json& v) { onlyMasked = boolOf(v, "inpaint_full_res"); });
+    b.read("inpaint_full_res", [&](const json& v) { s.inpaint.onlyMasked = boolOf(v, "inpaint_full_res"); });
+    b.read("inpaint_full_res_padding", [&](const json& v) {
+        s.inpaint.maskedPadding = inRange(integerOf(v, "inpaint_full_res_padding"), 0, 256, "inpaint_full_res_padding");
+    });
     if (!run.mask.empty()) {
         if (s.inpaint.maskedContent == "fill") {
             s.inpaint.maskedContent = "original";
             run.warnings.push_back("inpainting_fill: 0 (fill) is not built; 1 (original) was used");
         }
-        if (onlyMasked) run.warnings.push_back("inpaint_full_res: 'only masked' is not built; the whole picture was inpainted");
+    } else {
+        s.inpaint.onlyMasked = false;  // webuiapi sends it with every img2img; without a mask it means nothing
     }
     finish(b, run);
     return run;

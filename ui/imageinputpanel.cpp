@@ -43,6 +43,16 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     m_content->setObjectName("maskedContent");
     m_content->addItems({"original", "latent noise", "latent nothing"});
     m_content->setToolTip(tr("What the repainted area starts from"));
+    m_onlyMasked = new QCheckBox(tr("Only the masked area, at full size"));
+    m_onlyMasked->setObjectName("onlyMasked");
+    m_onlyMasked->setToolTip(tr("Works at the full size on the box around the mask (dashed on the canvas) and pastes "
+                                "it back: more detail for a small area (A1111's Inpaint area: Only masked)"));
+    m_padding = new QSpinBox;
+    m_padding->setObjectName("maskedPadding");
+    m_padding->setRange(0, 256);
+    m_padding->setValue(api::InpaintSetting().maskedPadding);
+    m_padding->setSuffix(tr(" px"));
+    m_padding->setToolTip(tr("Context around the mask's box that the model sees (A1111's Only masked padding)"));
 
     auto row = [this](QLineEdit* edit, const QString& caption, const QString& filter) {
         return pathRow(this, edit, caption, filter, false, "initImage");
@@ -72,18 +82,24 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     form->addRow(tr("Mask blur"), m_maskBlur);
     form->addRow(QString(), m_invert);
     form->addRow(tr("Masked area"), m_content);
+    form->addRow(QString(), m_onlyMasked);
+    form->addRow(tr("Padding"), m_padding);
     form->addRow(tr("Extend ←↑→↓"), sides);
     form->addRow(tr("Extension fill"), m_fill);
 
     const auto updateMaskFields = [this] {
         const bool mask = !m_mask->text().trimmed().isEmpty();
-        for (QWidget* w : std::initializer_list<QWidget*>{m_maskBlur, m_invert, m_content}) w->setEnabled(mask);
+        for (QWidget* w : std::initializer_list<QWidget*>{m_maskBlur, m_invert, m_content, m_onlyMasked}) w->setEnabled(mask);
+        m_padding->setEnabled(mask && m_onlyMasked->isChecked());
     };
+    connect(m_onlyMasked, &QCheckBox::toggled, this, updateMaskFields);
     connect(m_mask, &QLineEdit::textChanged, this, updateMaskFields);
     updateMaskFields();
     for (QLineEdit* e : {m_image, m_mask}) connect(e, &QLineEdit::textChanged, this, &ImageInputPanel::changed);
     for (QSpinBox* s : {m_left, m_top, m_right, m_bottom}) connect(s, &QSpinBox::valueChanged, this, &ImageInputPanel::changed);
     connect(m_strength, &QDoubleSpinBox::valueChanged, this, &ImageInputPanel::changed);
+    for (QSpinBox* s : {m_maskBlur, m_padding}) connect(s, &QSpinBox::valueChanged, this, &ImageInputPanel::changed);
+    for (QCheckBox* c : {m_invert, m_onlyMasked}) connect(c, &QCheckBox::toggled, this, &ImageInputPanel::changed);
     connect(this, &QGroupBox::toggled, this, &ImageInputPanel::changed);
 }
 
@@ -101,6 +117,8 @@ void ImageInputPanel::apply(api::GenerationSettings& s) const {
     s.inpaint.maskBlur = m_maskBlur->value();
     s.inpaint.invertMask = m_invert->isChecked();
     s.inpaint.maskedContent = m_content->currentText().toStdString();
+    s.inpaint.onlyMasked = !s.inpaint.mask.empty() && m_onlyMasked->isChecked();
+    s.inpaint.maskedPadding = m_padding->value();
     auto& o = s.outpaint;
     o = {m_left->value(), m_top->value(), m_right->value(), m_bottom->value(), m_fill->currentText().toStdString()};
     if (!o.enabled()) return;
@@ -119,6 +137,8 @@ void ImageInputPanel::setFrom(const api::GenerationSettings& s) {
     m_maskBlur->setValue(s.inpaint.maskBlur);
     m_invert->setChecked(s.inpaint.invertMask);
     m_content->setCurrentText(QString::fromStdString(s.inpaint.maskedContent));
+    m_onlyMasked->setChecked(s.inpaint.onlyMasked);
+    m_padding->setValue(s.inpaint.maskedPadding);
     m_left->setValue(s.outpaint.left);
     m_top->setValue(s.outpaint.top);
     m_right->setValue(s.outpaint.right);

@@ -37,6 +37,8 @@ private:
     QDoubleSpinBox* m_strength;
     QSpinBox* m_maskBlur;
     QCheckBox* m_invert;
+    QCheckBox* m_onlyMasked = nullptr;
+    QSpinBox* m_padding = nullptr;
     QComboBox* m_content;
     QSpinBox *m_left, *m_top, *m_right, *m_bottom;
     QComboBox* m_fill;

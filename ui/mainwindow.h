@@ -151,6 +151,7 @@ private:
     QToolBar* buildMaskBar(QWidget* canvas);
     void setPaintingMask(bool on);
     void saveMask();
+    void updateMaskedArea();  // the dashed "only masked" box on the canvas
     void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images, const QString& jobId);
     void updateImageActions();
     void onVerified(const VerifyOutcome& outcome);

@@ -2,6 +2,8 @@
 // next run's starting image and opens a second bar: brush size and hardness, eraser, invert, clear, undo, redo,
 // load a mask file. Every edit saves the mask (named by its content, in the cache folder) into the "Start from an
 // image" section, where Generate takes it like a mask file; the result keeps a copy beside it.
+#include "core/pipeline/masked_area.h"
+#include "imaging/run_images.h"
 #include "ui/dialoghooks.h"
 #include "ui/imageinputpanel.h"
 #include "ui/mainwindow.h"
@@ -79,6 +81,7 @@ QToolBar* MainWindow::buildMaskBar(QWidget* canvas) {
     load->setObjectName("maskLoad");
     load->setToolTip(tr("A mask from a file (white repaints), scaled to the image"));
     connect(m_preview, &PreviewView::maskEdited, this, &MainWindow::saveMask);
+    connect(m_imageInput, &ImageInputPanel::changed, this, &MainWindow::updateMaskedArea);
     auto* hint = new QLabel(tr("  red repaints · right button erases · middle button pans"), bar);
     hint->setEnabled(false);  // greyed: a reminder, not a control
     bar->addWidget(hint);
@@ -105,19 +108,43 @@ void MainWindow::setPaintingMask(bool on) {
     }
     m_preview->setMaskLayer(on ? m_maskLayer.get() : nullptr);
     m_maskBar->setVisible(on);
+    updateMaskedArea();
     if (on) m_preview->setFocus();
+}
+
+// The box is the engine's own (the mask prepared as a run prepares it, then pipeline::maskedCropRegion), so what
+// the canvas shows is what the run will repaint.
+void MainWindow::updateMaskedArea() {
+    const api::GenerationSettings s = currentSettings();
+    QRect box;
+    if (m_maskLayer && m_preview->maskLayer() && s.inpaint.onlyMasked && !m_maskLayer->isEmpty()) {
+        const QImage grey = m_maskLayer->image().convertToFormat(QImage::Format_RGB888);
+        api::Image mask{grey.width(), grey.height(), std::vector<uint8_t>(size_t(grey.width()) * grey.height() * 3)};
+        for (int y = 0; y < grey.height(); ++y)
+            std::copy_n(grey.constScanLine(y), size_t(grey.width()) * 3, mask.rgb.begin() + size_t(y) * grey.width() * 3);
+        try {
+            const auto prepared = imaging::prepareMask(mask, mask.width, mask.height, s.inpaint, "mask");
+            const auto b = pipeline::maskedCropRegion(prepared, s.width, s.height, s.inpaint.maskedPadding);
+            box = QRect(b.x0, b.y0, b.width(), b.height());
+        } catch (const std::exception&) {
+            // an empty mask (all erased or inverted away): no box, and Generate says why
+        }
+    }
+    m_preview->setMaskedArea(box);
 }
 
 void MainWindow::saveMask() {
     if (!m_maskLayer) return;
     if (m_maskLayer->isEmpty()) {
         m_imageInput->setMask({});
+        updateMaskedArea();
         return;
     }
     QString error;
     const QString path = m_maskLayer->save(QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/masks", &error);
     if (path.isEmpty()) statusBar()->showMessage(tr("The mask cannot be saved: %1").arg(error), 8000);
     else m_imageInput->setMask(path);
+    updateMaskedArea();
 }
 
 } // namespace dd::ui

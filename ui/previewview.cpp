@@ -284,6 +284,12 @@ void PreviewView::maskChanged() {
     update();
 }
 
+void PreviewView::setMaskedArea(const QRect& box) {
+    if (box == m_maskedArea) return;
+    m_maskedArea = box;
+    update();
+}
+
 void PreviewView::paintMask(QPainter& p, const QRect& pane) {
     if (m_tintStale) {
         // Red where the mask repaints, as strong as the mask, at most half opaque: the picture stays readable.
@@ -296,7 +302,17 @@ void PreviewView::paintMask(QPainter& p, const QRect& pane) {
         }
         m_tintStale = false;
     }
-    p.drawImage(m_view.imageRect(pane, m_tint.size()), m_tint);
+    const QRectF shown = m_view.imageRect(pane, m_tint.size());
+    p.drawImage(shown, m_tint);
+    if (!m_maskedArea.isNull()) {
+        const double k = shown.width() / m_tint.width();
+        const QRectF box(shown.topLeft() + QPointF(m_maskedArea.x(), m_maskedArea.y()) * k, QSizeF(m_maskedArea.size()) * k);
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(Qt::black, 3));
+        p.drawRect(box);
+        p.setPen(QPen(Qt::white, 1, Qt::DashLine));
+        p.drawRect(box);
+    }
     if (m_cursor.x() >= 0) {
         p.setRenderHint(QPainter::Antialiasing);
         p.setBrush(Qt::NoBrush);

@@ -49,6 +49,9 @@ public:
     void setBrush(double radius, double hardness, bool erase);
     double brushRadius() const { return m_brushRadius; }
     void maskChanged();  // the layer was edited from outside (invert, clear, undo): draw it again
+    // The box "only masked" inpainting will work on, in image pixels, drawn dashed over the mask (null: none).
+    void setMaskedArea(const QRect& box);
+    QRect maskedArea() const { return m_maskedArea; }
 
     QSize sizeHint() const override { return {512, 512}; }
 
@@ -97,6 +100,7 @@ private:
     bool m_stroking = false;  // a paint or erase stroke is under way
     bool m_strokeErases = false;
     QPointF m_strokeAt;       // the last stroke point, in image pixels
+    QRect m_maskedArea;
     QPointF m_cursor{-1, -1};  // where the brush circle is drawn, in widget coordinates
 };
 

@@ -40,6 +40,7 @@ void from_json(const nlohmann::json& j, RefinerSetting& r) {
 void to_json(nlohmann::json& j, const InpaintSetting& p) {
     j = {{"mask", p.mask}, {"mask_blur", p.maskBlur}, {"invert_mask", p.invertMask}, {"masked_content", p.maskedContent},
          {"mask_hash", p.maskHash}};
+    if (p.onlyMasked) j.update({{"only_masked", true}, {"masked_padding", p.maskedPadding}});
 }
 
 void from_json(const nlohmann::json& j, InpaintSetting& p) {
@@ -49,6 +50,8 @@ void from_json(const nlohmann::json& j, InpaintSetting& p) {
     get("invert_mask", p.invertMask);
     get("masked_content", p.maskedContent);
     get("mask_hash", p.maskHash);
+    get("only_masked", p.onlyMasked);
+    get("masked_padding", p.maskedPadding);
 }
 
 void to_json(nlohmann::json& j, const OutpaintSetting& o) {
@@ -195,7 +198,11 @@ void validate(const GenerationSettings& s) {
         if (!isMaskedContent(s.inpaint.maskedContent))
             fail("masked content '" + s.inpaint.maskedContent +
                  "' is unknown (use \"original\", \"latent noise\" or \"latent nothing\"; A1111's \"fill\" is not built)");
+        if (s.inpaint.maskedPadding < 0 || s.inpaint.maskedPadding > 256)
+            fail("the masked area padding must be between 0 and 256 pixels (got " + std::to_string(s.inpaint.maskedPadding) + ")");
     }
+    if (s.inpaint.onlyMasked && !s.inpaint.enabled())
+        fail("\"only masked\" inpainting needs a mask (outpainting always repaints the whole picture)");
     validate(s.plan);
 }
 

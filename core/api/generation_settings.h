@@ -46,6 +46,10 @@ struct InpaintSetting {
     bool invertMask = false;                 // A1111 "Mask mode: Inpaint not masked"
     std::string maskedContent = "original";  // A1111 "Masked content": "original", "latent noise", "latent nothing"
     std::string maskHash;                    // SHA-256 of the mask file; filled in when it is read
+    // A1111 "Inpaint area: Only masked" (diffusers' padding_mask_crop): the run works at width × height on the
+    // mask's box grown by `maskedPadding` pixels, and the picture keeps the init image's size.
+    bool onlyMasked = false;
+    int maskedPadding = 32;                  // A1111 "Masked area padding"
     bool enabled() const { return !mask.empty(); }
     bool operator==(const InpaintSetting&) const = default;
 };

@@ -23,6 +23,7 @@
 #include "core/pipeline/engine_test_hooks.h"
 #include "core/pipeline/hires.h"
 #include "core/pipeline/inpaint.h"
+#include "core/pipeline/masked_area.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/memory_prediction.h"
 #include "core/pipeline/model_search.h"
@@ -933,7 +934,9 @@ private:
         }
         doneWith({dm.vae.get()});
         m_result.images = toImages(rgb);
-        if (m_images.mask)  // the kept pixels are the init image's, not their trip through the VAE
+        // The kept pixels are the init image's, not their trip through the VAE ("only masked": Engine::generate
+        // lays the picture over the whole init image instead).
+        if (m_images.mask && !s.inpaint.onlyMasked)
             for (auto& image : m_result.images) image = overlay(image, *m_images.init, *m_images.mask);
         m_result.timings.decodeSeconds = secondsSince(t0);
         m_result.memory.decode = m_meter.end("decode");
@@ -991,6 +994,15 @@ private:
     std::optional<InpaintLatents> m_inpaint;  // an inpainting run's mask and image latents
 };
 
+api::GenerationResult Engine::generateOnlyMasked(const api::GenerationSettings& s, const api::CancelToken& cancel,
+                                                 api::Observer* observer, const api::RunImages& images, RetryHistory& history) {
+    const CropBox box = maskedCropRegion(*images.mask, s.width, s.height, s.inpaint.maskedPadding);
+    const api::RunImages cropped = croppedToBox(images, box, s.width, s.height);
+    auto r = Run(*this, s, cancel, observer, cropped, history).execute();
+    for (auto& image : r.images) image = pastedBack(image, images, box);
+    return r;
+}
+
 api::GenerationResult Engine::generate(const api::GenerationSettings& s, const api::CancelToken& cancel, api::Observer* observer,
                                        const api::RunImages& images) {
     RetryHistory history;
@@ -1004,7 +1016,8 @@ api::GenerationResult Engine::generate(const api::GenerationSettings& s, const a
             if (!current.initImage.empty() && !images.init) throw std::invalid_argument("img2img needs the init image's pixels");
             if ((current.inpaint.enabled() || current.outpaint.enabled()) && !images.mask)
                 throw std::invalid_argument("inpainting needs the mask's pixels");
-            auto r = Run(*this, current, cancel, observer, images, history).execute();
+            auto r = current.inpaint.onlyMasked ? generateOnlyMasked(current, cancel, observer, images, history)
+                                                : Run(*this, current, cancel, observer, images, history).execute();
             r.warnings.insert(r.warnings.begin(), carried.begin(), carried.end());
             return r;
         } catch (OutOfMemoryLadder::Restart& restart) {

@@ -44,6 +44,7 @@ struct UpscaleOptions {
 };
 
 struct EngineTestHooks;  // engine_test_hooks.h
+struct RetryHistory;     // oom_ladder.h
 
 class Engine {
 public:
@@ -104,6 +105,9 @@ public:
 
 private:
     class Run;  // one generate call's run, stage by stage (engine.cpp)
+    // "Only masked": a run on the mask's box, laid back over the whole init image (masked_area.h).
+    api::GenerationResult generateOnlyMasked(const api::GenerationSettings& s, const api::CancelToken& cancel,
+                                             api::Observer* observer, const api::RunImages& images, RetryHistory& history);
     struct Loaded;
     std::unique_ptr<Loaded> m_loaded;
     std::unique_ptr<Previewer> m_previewer;

@@ -358,6 +358,20 @@ bool readMaskedContent(std::string_view v, Reading& r) {
     return true;
 }
 
+bool readInpaintArea(std::string_view v, Reading& r) {
+    const std::string_view area = detail::trim(v);
+    if (area != "Only masked" && area != "Whole picture") return false;
+    r.info.settings.inpaint.onlyMasked = area == "Only masked";
+    return true;
+}
+
+bool readMaskedPadding(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d || *d < 0 || *d > 256 || *d != double(int(*d))) return false;
+    r.info.settings.inpaint.maskedPadding = int(*d);
+    return true;
+}
+
 void badValue(GenerationInfo& info, std::string_view key, std::string_view v) {
     info.warnings.push_back("'" + std::string(key) + ": " + std::string(v.substr(0, 80)) + "' is not a valid value; ignored");
 }
@@ -581,6 +595,12 @@ const Key kKeys[] = {
     {"Masked content", [](S s, O) -> Written {
          return s.inpaint.maskedContent != "original" ? Written(s.inpaint.maskedContent) : Written();
      }, readMaskedContent, "masked_content"},
+    // Written as A1111 writes them: only for "Only masked", the padding beside it.
+    {"Inpaint area", [](S s, O) -> Written { return s.inpaint.onlyMasked ? Written("Only masked") : Written(); },
+     readInpaintArea, "only_masked"},
+    {"Masked area padding", [](S s, O) -> Written {
+         return s.inpaint.onlyMasked ? Written(std::to_string(s.inpaint.maskedPadding)) : Written();
+     }, readMaskedPadding, "masked_padding"},
     {"Clip skip", [](S s, O) -> Written { return s.clipSkip > 1 ? std::to_string(s.clipSkip) : Written(); },
      readInteger<&Settings::clipSkip, 1, 12>, "clip_skip", true},
     // Our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU.

@@ -116,9 +116,16 @@ def run_client_checks(cli, tmp):
 
     mask = Image.new("L", (64, 64), 0)
     mask.paste(255, (16, 16, 48, 48))
+    mask_file = tmp / "mask.png"
+    mask.save(mask_file)
+    # webuiapi asks for "only masked" with 0 px of padding by default, as A1111's API does.
     inpainted = api.img2img(images=[r.image], mask_image=mask, prompt=prompt, seed=3, steps=4, width=64, height=64)
-    check(len(inpainted.images) == 1 and any("inpaint_full_res" in w for w in inpainted.info["warnings"]),
-          "img2img with a mask inpaints and says 'only masked' is not built")
+    cli_inpainted = cli_image(cli, tmp, "--model", "demo:tiny-sd1", "--prompt", prompt, "--seed", "3", "--steps", "4",
+                              "--size", "64x64", "--sampler", "Euler a", "--cfg", "7", "--init", str(init),
+                              "--strength", "0.75", "--mask", str(mask_file), "--only-masked", "--masked-padding", "0")
+    check(not any("inpaint_full_res" in w for w in inpainted.info["warnings"])
+          and same_pixels(inpainted.image, cli_inpainted),
+          "img2img with a mask inpaints only the masked area, as the CLI's --only-masked --masked-padding 0")
 
     api.util_set_model("shapes")
     check(api.get_options()["sd_model_checkpoint"] == "shapes (built-in)", "options switch the model (util_set_model)")

@@ -9,7 +9,8 @@ A1111's mask blur (two separable Gaussian passes, kernel 2·int(2.5σ+0.5)+1) re
 opencv-python is not pinned.
 
 Writes <outdir>/inpaint/tiny-sd1-inpaint-e2e/ (diffusers folder), cases.json + case_<n>.safetensors,
-images.safetensors (init, mask), overlay.safetensors, blur.safetensors.
+images.safetensors (init, mask), overlay.safetensors, blur.safetensors, resample.json + resample.safetensors (Pillow's
+resize, diffusers' crop region and resize modes) and only_masked.json + only_masked_<n>.safetensors (padding_mask_crop).
 """
 import json
 import pathlib
@@ -101,6 +102,66 @@ def blur_vectors():
     save_file(tensors, DIR / "blur.safetensors")
 
 
+# Pillow's resize (the filters diffusers' image processor uses), diffusers' get_crop_region and its "fill" and "crop"
+# resize modes, on small odd-sized inputs: what "only masked" inpainting is made of, byte for byte.
+def resample_vectors():
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, 256, size=(23, 37, 3), dtype=np.uint8)
+    img = Image.fromarray(src)
+    tensors, cases = {"src": torch.from_numpy(src)}, []
+    resizes = [("lanczos", (64, 64), None), ("lanczos", (20, 50), None), ("lanczos", (5, 3), None),
+               ("lanczos", (30, 17), (3.5, 2.25, 30.75, 20.0)), ("bicubic", (16, 4), (0, 0, 37, 0)),
+               ("bicubic", (16, 4), (0, 23, 37, 23)), ("bicubic", (4, 16), (0, 0, 0, 23)),
+               ("bicubic", (4, 16), (37, 0, 37, 23)), ("bicubic", (50, 23), None)]
+    filters = {"lanczos": Image.Resampling.LANCZOS, "bicubic": Image.Resampling.BICUBIC}
+    for n, (name, size, box) in enumerate(resizes):
+        out = img.resize(size, filters[name], box=box)
+        tensors[f"resize_{n}"] = torch.from_numpy(np.array(out))
+        cases.append(dict(kind="resize", filter=name, size=size, box=box, name=f"resize_{n}"))
+    processor = VaeImageProcessor()
+    for n, (w, h) in enumerate([(64, 64), (16, 48), (48, 16), (37, 23), (20, 21)]):
+        tensors[f"fill_{n}"] = torch.from_numpy(np.array(processor._resize_and_fill(img, w, h)))
+        tensors[f"crop_{n}"] = torch.from_numpy(np.array(processor._resize_and_crop(img, w, h)))
+        cases.append(dict(kind="fill_crop", size=(w, h), fill=f"fill_{n}", crop=f"crop_{n}"))
+    for n, (rect, w, h, pad) in enumerate([((10, 5, 20, 9), 64, 64, 4), ((0, 0, 3, 3), 32, 64, 0), ((30, 15, 37, 23), 64, 32, 8),
+                                         ((12, 2, 14, 21), 64, 64, 32), ((5, 10, 30, 12), 48, 80, 2)]):
+        mask = np.zeros((23, 37), dtype=np.uint8)
+        mask[rect[1]:rect[3], rect[0]:rect[2]] = 200
+        mask[rect[1], rect[0]] = 1  # any value but 0 counts
+        tensors[f"mask_{n}"] = torch.from_numpy(mask)
+        box = processor.get_crop_region(Image.fromarray(mask), w, h, pad=pad)
+        cases.append(dict(kind="crop_region", mask=f"mask_{n}", size=(w, h), pad=pad, box=[int(v) for v in box]))
+    save_file(tensors, DIR / "resample.safetensors")
+    (DIR / "resample.json").write_text(json.dumps(cases, indent=1))
+
+
+# "Only masked" (padding_mask_crop) end to end: a 96 × 80 picture whose mask sits off-centre, worked at 64 × 64;
+# diffusers returns the picture at the init image's size, the box pasted back through the mask.
+def only_masked_cases(pipes, folders):
+    rng = np.random.default_rng(12)
+    init = rng.integers(0, 256, size=(80, 96, 3), dtype=np.uint8)
+    y, x = np.mgrid[0:80, 0:96]
+    inside = np.minimum.reduce([x - 52, 84 - x, y - 30, 50 - y]).astype(np.float32)
+    mask = np.clip(128 + inside * 40, 0, 255).astype(np.uint8)
+    save_file({"init": torch.from_numpy(init), "mask": torch.from_numpy(mask)}, DIR / "only_masked_images.safetensors")
+    base = dict(prompt="a red door in a stone wall", negative="", seed=7, steps=5, cfg=7.5, width=64, height=64,
+                batch=1, strength=1.0, padding=6)
+    cases = [dict(base, model="tiny-sd1-e2e", sampler="DDIM", strength=0.8),
+             dict(base, model="tiny-sd1-inpaint-e2e", sampler="Euler", padding=0)]
+    for n, case in enumerate(cases):
+        pipe = pipes[case["model"]]
+        cls, opts = SCHEDULERS[case["sampler"]]
+        pipe.scheduler = cls.from_config(pipe.scheduler.config, **opts)
+        out = pipe(prompt=case["prompt"], image=Image.fromarray(init), mask_image=Image.fromarray(mask),
+                   height=case["height"], width=case["width"], num_inference_steps=case["steps"],
+                   guidance_scale=case["cfg"], strength=case["strength"], padding_mask_crop=case["padding"],
+                   generator=[torch.Generator().manual_seed(case["seed"])]).images[0]
+        save_file({"image": torch.from_numpy(np.array(out))}, DIR / f"only_masked_{n}.safetensors")
+        case["folder"] = folders[case["model"]]
+        case["box"] = [int(v) for v in VaeImageProcessor().get_crop_region(Image.fromarray(mask), 64, 64, case["padding"])]
+    (DIR / "only_masked.json").write_text(json.dumps(cases, indent=1))
+
+
 def main():
     DIR.mkdir(parents=True, exist_ok=True)
     pipes = {
@@ -132,6 +193,8 @@ def main():
     (DIR / "cases.json").write_text(json.dumps(cases, indent=1))
     overlay_vectors()
     blur_vectors()
+    resample_vectors()
+    only_masked_cases(pipes, folders)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,11 @@ private slots:
         json i2i = {{"init_images", {"a", "b"}}, {"mask", "m"}, {"inpainting_fill", 0}, {"inpaint_full_res", true}};
         const auto inpaint = dd::server::readImg2Img(i2i);
         QCOMPARE(inpaint.settings.inpaint.maskedContent, std::string("original"));  // fill is not built
-        QCOMPARE(int(inpaint.warnings.size()), 3);  // second init image, fill, only masked
+        QCOMPARE(int(inpaint.warnings.size()), 2);  // second init image, fill
+        QVERIFY(inpaint.settings.inpaint.onlyMasked);
+        QCOMPARE(inpaint.settings.inpaint.maskedPadding, 32);
+        i2i["inpaint_full_res_padding"] = 300;
+        QVERIFY_THROWS_EXCEPTION(dd::server::FieldError, dd::server::readImg2Img(i2i));
         QCOMPARE(inpaint.initImages.size(), size_t(2));
     }
 

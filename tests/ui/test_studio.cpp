@@ -43,6 +43,7 @@
 
 #include "tests/ui/window_test.h"
 
+#include <QCheckBox>
 #include <QtTest>
 
 #include <fstream>
@@ -464,6 +465,13 @@ private slots:
         QVERIFY(maskField->text().isEmpty());  // nothing painted any more: no mask
         w.findChild<QAction*>("maskRedo")->trigger();
         QCOMPARE(maskField->text(), painted);
+        // "Only masked": the box the run will work on shows dashed on the canvas; less padding, a box no larger.
+        QVERIFY(canvas->maskedArea().isNull());
+        w.findChild<QCheckBox*>("onlyMasked")->setChecked(true);
+        const QRect box = canvas->maskedArea();
+        QVERIFY(!box.isNull() && QRect(QPoint(0, 0), canvas->image().size()).contains(box));
+        w.findChild<QSpinBox*>("maskedPadding")->setValue(0);
+        QVERIFY(!canvas->maskedArea().isNull() && box.contains(canvas->maskedArea()));
 
         const QStringList files = generateAndSave(w);
         QCOMPARE(files.size(), 2);
@@ -472,6 +480,8 @@ private slots:
         QCOMPARE(QString::fromStdString(made.settings.inpaint.mask), QFileInfo(kept).fileName());
         QCOMPARE(fileBytes(kept), fileBytes(painted));
         QCOMPARE(made.settings.inpaint.maskHash.size(), size_t(64));
+        QVERIFY(made.settings.inpaint.onlyMasked);
+        QCOMPARE(made.settings.inpaint.maskedPadding, 0);
         QTRY_VERIFY(!paint->isChecked());  // the canvas shows the new image: the mask was the old one's
         QVERIFY(!w.findChild<QWidget*>("maskBar")->isVisible());
     }

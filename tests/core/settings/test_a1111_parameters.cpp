@@ -200,6 +200,17 @@ private slots:
         QCOMPARE(parseA1111Parameters(writeA1111Parameters(info.settings, {})).settings.inpaint, info.settings.inpaint);
         // txt2img writes none of them.
         QVERIFY(writeA1111Parameters(api::GenerationSettings{}, {}).find("Mask") == std::string::npos);
+        // "Only masked" and its padding, as A1111 writes them; "Whole picture" (its default) reads too.
+        s.inpaint.onlyMasked = true;
+        s.inpaint.maskedPadding = 48;
+        text = writeA1111Parameters(s, {});
+        QVERIFY(text.find("Inpaint area: Only masked, Masked area padding: 48") != std::string::npos);
+        info = parseA1111Parameters(text);
+        QVERIFY(info.settings.inpaint.onlyMasked && info.has("only_masked") && info.has("masked_padding"));
+        QCOMPARE(info.settings.inpaint.maskedPadding, 48);
+        QVERIFY(!parseA1111Parameters("p\nSteps: 20, Seed: 1, Inpaint area: Whole picture").settings.inpaint.onlyMasked);
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Masked area padding: 999");
+        QVERIFY(anyWarningContains(info, "Masked area padding: 999"));
         // A1111's pixel "fill" is not one we compute: reported, the rest restored.
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Denoising strength: 0.75, Mask blur: 4, Masked content: fill");
         QCOMPARE(info.settings.inpaint.maskedContent, std::string("original"));
