@@ -231,8 +231,8 @@ OptionTable Generate::options() {
         .value("--hires-denoising", "X", "how much the second pass repaints (0..1, default 0.7)",
                [this](const std::string& v) { s.hires.denoising = toNumber("--hires-denoising", v), s.hires.enabled = true; })
         .value("--hires-upscaler", "NAME", "how the first pass is enlarged: Latent (the default), Latent (antialiased), "
-               "Latent (bicubic), Latent (bicubic antialiased), Latent (nearest), Latent (nearest-exact), or an upscaler "
-               "network's name or file (docs/upscalers.md)",
+               "Latent (bicubic), Latent (bicubic antialiased), Latent (nearest), Latent (nearest-exact), A1111's resizers "
+               "None, Lanczos and Nearest, or an upscaler network's name or file (docs/upscalers.md)",
                [this](const std::string& v) { s.hires.upscaler = v, s.hires.enabled = true; }, Complete::File)
         .section("output")
         .value("--name", "TEMPLATE", "file names, default {date}-{counter:05}-{seed}-{prompt:6}", text(nameTemplate))

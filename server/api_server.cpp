@@ -195,7 +195,7 @@ struct ApiServer::Impl {
         }
         if (o.threads > 0) s.plan.threads = o.threads;
         if (!run.refinerCheckpoint.empty()) s.refiner.model = modelPath(run.refinerCheckpoint, "refiner_checkpoint");
-        if (s.hires.enabled && !api::isLatentUpscaler(s.hires.upscaler)) {  // refused now, not after waiting in the queue
+        if (s.hires.enabled && api::isUpscalerNetwork(s.hires.upscaler)) {  // refused now, not after waiting in the queue
             try {
                 pipeline::findUpscalerFile(s.hires.upscaler, o.upscalerFolders);
             } catch (const std::invalid_argument& e) {
@@ -296,7 +296,13 @@ void ApiServer::Impl::routes() {
     get("schedulers", [](const httplib::Request&) { return schedulerList(); });
     get("loras", [this](const httplib::Request&) { return fileList(pipeline::loraFiles(o.loraFolders), true); });
     post("refresh-loras", [](const httplib::Request&) { return json(nullptr); });
-    get("upscalers", [this](const httplib::Request&) { return fileList(pipeline::upscalerFiles(o.upscalerFolders), false); });
+    get("upscalers", [this](const httplib::Request&) {
+        json out = json::array();  // A1111 lists its resizers first
+        for (const auto& name : api::resizeUpscalers())
+            out.push_back({{"name", name}, {"model_name", nullptr}, {"model_path", nullptr}, {"model_url", nullptr}, {"scale", 4}});
+        for (auto& network : fileList(pipeline::upscalerFiles(o.upscalerFolders), false)) out.push_back(std::move(network));
+        return out;
+    });
     get("latent-upscale-modes", [](const httplib::Request&) {
         json out = json::array();
         for (const auto& name : api::hiresUpscalers()) out.push_back({{"name", name}});

@@ -74,6 +74,7 @@ void HiresPanel::setUpscalerFolders(const QStringList& folders) {
     const QSignalBlocker quiet(m_upscaler);
     m_upscaler->clear();
     for (const auto& u : api::hiresUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
+    for (const auto& u : api::resizeUpscalers()) m_upscaler->addItem(QString::fromStdString(u));
     for (const auto& file : pipeline::upscalerFiles(toStdStrings(folders)))
         m_upscaler->addItem(QFileInfo(QString::fromStdString(file)).completeBaseName(), QString::fromStdString(file));
     if (!current.isEmpty()) {

@@ -229,6 +229,18 @@ bool isLatentUpscaler(const std::string& name) {
     return std::find(ups.begin(), ups.end(), name) != ups.end();
 }
 
+const std::vector<std::string>& resizeUpscalers() {
+    static const std::vector<std::string> names{"None", "Lanczos", "Nearest"};
+    return names;
+}
+
+bool isResizeUpscaler(const std::string& name) {
+    const auto& ups = resizeUpscalers();
+    return std::find(ups.begin(), ups.end(), name) != ups.end();
+}
+
+bool isUpscalerNetwork(const std::string& name) { return !isLatentUpscaler(name) && !isResizeUpscaler(name); }
+
 Size hiresSize(const GenerationSettings& s) {
     const auto& h = s.hires;
     if (h.resizeWidth > 0 && h.resizeHeight > 0) return {h.resizeWidth / 8 * 8, h.resizeHeight / 8 * 8};

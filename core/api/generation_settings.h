@@ -150,8 +150,14 @@ bool isEmphasis(const std::string& v);
 // A1111's latent upscalers, spelled as its UI does: "Latent" (bilinear), "Latent (antialiased)", "Latent (bicubic)",
 // "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)".
 const std::vector<std::string>& hiresUpscalers();
-// One of those; any other name is an upscaler network's (pipeline/model_search.h finds its file).
+// One of those; any other name but resizeUpscalers()' is an upscaler network's (pipeline/model_search.h finds its file).
 bool isLatentUpscaler(const std::string& name);
+// A1111's built-in pixel upscalers, which resize without a network: "None" (Lanczos straight to the size),
+// "Lanczos", "Nearest" (docs/hires.md).
+const std::vector<std::string>& resizeUpscalers();
+bool isResizeUpscaler(const std::string& name);
+// Neither: an upscaler network, found by name in the upscaler folders.
+bool isUpscalerNetwork(const std::string& name);
 // The second pass's size: width × height times the scale, or the resize size, floored to a multiple of 8.
 struct Size {
     int width = 0, height = 0;

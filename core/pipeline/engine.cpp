@@ -515,7 +515,7 @@ private:
 
     // A hires fix's upscaler network: found, loaded (or kept from the last run) and hashed before any step.
     void prepareUpscaler() {
-        if (!s.hires.enabled || api::isLatentUpscaler(s.hires.upscaler)) return;
+        if (!s.hires.enabled || !api::isUpscalerNetwork(s.hires.upscaler)) return;
         UpscalerSlot& slot = m_loaded.upscaler;
         slot.use(s.hires.upscaler, m_engine.m_upscalerFolders, device());
         const std::string& recorded = s.hires.upscalerHash;  // restored settings say which file made the picture
@@ -756,19 +756,24 @@ private:
         return runSteps(m, cond2, *second, x, cut.beginIndex, secondEnd, unetDtype, fresh, int(firstSteps), all, BaseControl{});
     }
 
-    // A1111's pixel path: the first pass's images (8-bit), enlarged by the upscaler network to the second pass's
-    // size, encoded again, each image sampled with its own generator (which then draws its noise, as img2img).
+    // A1111's pixel path: the first pass's images (8-bit), enlarged by the upscaler network or resizer to the
+    // second pass's size, encoded again, each image sampled with its own generator (which then draws its noise, as
+    // img2img).
     torch::Tensor upscaleInPixels(const torch::Tensor& base, api::Size to, std::vector<at::Generator>& gens) {
         SdModel& m = model();
         m_latents = base;
         torch::Tensor rgb;
         m_ladder.attempt(memory::Stage::Decode, [&] { rgb = decodeIn(m, m.placement.vae); });
         doneWith({m.vae.get()});
-        nn::UpscalerImpl& net = *m_loaded.upscaler.net;
-        const UpscaleTiling tiling{upscaleTileFor(net.config, upscaleBudgetBytes(device())), 32};
+        const std::string& name = s.hires.upscaler;
+        const auto enlarged = [&](const api::Image& image) {
+            if (api::isResizeUpscaler(name)) return resizeUpscale(image, name, to.width, to.height);
+            nn::UpscalerImpl& net = *m_loaded.upscaler.net;
+            const UpscaleTiling tiling{upscaleTileFor(net.config, upscaleBudgetBytes(device())), 32};
+            return upscaleToSize(net, image, to.width, to.height, tiling, &m_cancel);
+        };
         std::vector<torch::Tensor> pixels;
-        for (const auto& image : toImages(rgb))
-            pixels.push_back(imageToTensor(upscaleToSize(net, image, to.width, to.height, tiling, &m_cancel), to.width, to.height, device()));
+        for (const auto& image : toImages(rgb)) pixels.push_back(imageToTensor(enlarged(image), to.width, to.height, device()));
         return encodeSampled(torch::cat(pixels), gens);
     }
 

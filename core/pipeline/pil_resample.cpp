@@ -34,7 +34,7 @@ struct Taps {
 
 // Pillow's precompute_coeffs and normalize_coeffs_8bpc. The box edges are floats there, and so here.
 std::vector<Taps> taps(int inSize, float in0, float in1, int outSize, PilFilter filter) {
-    const double support0 = filter == PilFilter::Lanczos ? 3.0 : 2.0;
+    const double support0 = filter == PilFilter::Lanczos ? 3.0 : 2.0;  // Nearest never comes here
     const auto kernel = filter == PilFilter::Lanczos ? lanczos : bicubic;
     const double scale = double(in1 - in0) / outSize;
     const double filterScale = std::max(scale, 1.0);
@@ -93,6 +93,27 @@ api::Image vertical(const api::Image& in, const std::vector<Taps>& ty, int rowSh
     return out;
 }
 
+// Pillow's NEAREST resize is an affine transform (ImagingScaleAffine): each output column and row reads the source
+// pixel under its centre, the column positions accumulated step by step as Pillow does.
+api::Image nearest(const api::Image& src, int width, int height, const PilBox& box) {
+    const double ax = double(float(box.x1) - float(box.x0)) / width, ay = double(float(box.y1) - float(box.y0)) / height;
+    const auto coord = [](double v) { return v < 0.0 ? -1 : int(v); };
+    std::vector<int> columns(size_t(width), -1);
+    double xo = float(box.x0) + ax * 0.5;
+    for (int x = 0; x < width; ++x, xo += ax)
+        if (const int xin = coord(xo); xin >= 0 && xin < src.width) columns[size_t(x)] = xin;
+    api::Image out{width, height, std::vector<uint8_t>(size_t(width) * size_t(height) * 3, 0)};
+    for (int y = 0; y < height; ++y) {
+        const int yin = coord(float(box.y0) + ay * (y + 0.5));
+        if (yin < 0 || yin >= src.height) continue;
+        for (int x = 0; x < width; ++x)
+            if (columns[size_t(x)] >= 0)
+                std::copy_n(src.rgb.begin() + (size_t(yin) * size_t(src.width) + size_t(columns[size_t(x)])) * 3, 3,
+                            out.rgb.begin() + (size_t(y) * size_t(width) + size_t(x)) * 3);
+    }
+    return out;
+}
+
 } // namespace
 
 api::Image pilResize(const api::Image& src, int width, int height, PilFilter filter) {
@@ -107,6 +128,7 @@ api::Image pilResize(const api::Image& src, int width, int height, PilFilter fil
         throw std::invalid_argument("the resize box lies outside the image");
     const bool whole = box.x0 == 0 && box.y0 == 0 && box.x1 == src.width && box.y1 == src.height;
     if (whole && width == src.width && height == src.height) return src;  // Image.resize's copy
+    if (filter == PilFilter::Nearest) return nearest(src, width, height, box);
     // Pillow's conditions as written (the box's far edge against the output size).
     const bool needX = width != src.width || box.x0 != 0 || box.x1 != width;
     const bool needY = height != src.height || box.y0 != 0 || box.y1 != height;

@@ -7,7 +7,7 @@
 
 namespace dd::pipeline {
 
-enum class PilFilter { Bicubic, Lanczos };
+enum class PilFilter { Nearest, Bicubic, Lanczos };
 
 // The source region a resize reads, in source pixels (Pillow's `box`); Pillow allows an empty one (x0 == x1),
 // which spreads the filter's view of one edge over the whole output.

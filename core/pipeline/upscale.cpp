@@ -1,7 +1,9 @@
 #include "core/pipeline/upscale.h"
 
 #include "core/api/errors.h"
+#include "core/api/generation_settings.h"
 #include "core/memory/memory_probe.h"
+#include "core/pipeline/pil_resample.h"
 #include "core/pipeline/preview.h"
 
 #include <torch/torch.h>
@@ -88,20 +90,26 @@ api::Image upscaleToSize(nn::UpscalerImpl& net, const api::Image& image, int wid
                          const api::CancelToken* cancel) {
     api::Image out = image;
     for (int pass = 0; pass < 3 && (out.width < width || out.height < height); ++pass) out = upscaleImage(net, out, tiling, cancel);
-    return out.width == width && out.height == height ? out : resizeImage(out, width, height);
+    return out.width == width && out.height == height ? out : pilResize(out, width, height, PilFilter::Lanczos);
 }
 
-api::Image resizeImage(const api::Image& image, int width, int height) {
-    const c10::InferenceMode inference;
-    auto t = torch::from_blob(const_cast<uint8_t*>(image.rgb.data()), {1, image.height, image.width, 3}, torch::kUInt8);
-    const auto x = t.permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0;
-    namespace F = torch::nn::functional;
-    const auto y = F::interpolate(x, F::InterpolateFuncOptions()
-                                         .size(std::vector<int64_t>{height, width})
-                                         .mode(torch::kBicubic)
-                                         .align_corners(false)
-                                         .antialias(true));
-    return toImages(y).front();
+api::Image resizeUpscale(const api::Image& image, const std::string& upscaler, int width, int height) {
+    if (!api::isResizeUpscaler(upscaler)) throw std::invalid_argument("'" + upscaler + "' is not one of A1111's resizers");
+    if (upscaler == "None") return pilResize(image, width, height, PilFilter::Lanczos);
+    api::Image out = image;
+    const double scale = std::max(double(width) / image.width, double(height) / image.height);
+    if (scale > 1.0) {
+        const auto filter = upscaler == "Lanczos" ? PilFilter::Lanczos : PilFilter::Nearest;
+        const int destW = int(std::floor(image.width * scale / 8) * 8), destH = int(std::floor(image.height * scale / 8) * 8);
+        for (int pass = 0; pass < 3; ++pass) {
+            if (out.width >= destW && out.height >= destH) break;
+            const int w0 = out.width, h0 = out.height;
+            out = pilResize(out, int(out.width * scale), int(out.height * scale), filter);
+            if (out.width == w0 && out.height == h0) break;
+        }
+        if (out.width != destW || out.height != destH) out = pilResize(out, destW, destH, PilFilter::Lanczos);
+    }
+    return out.width == width && out.height == height ? out : pilResize(out, width, height, PilFilter::Lanczos);
 }
 
 } // namespace dd::pipeline

@@ -10,6 +10,7 @@
 #include <torch/types.h>
 
 #include <functional>
+#include <string>
 
 namespace dd::pipeline {
 
@@ -38,11 +39,12 @@ api::Image upscaleImage(nn::UpscalerImpl& net, const api::Image& image, const Up
                         const api::CancelToken* cancel = nullptr, const TileProgress& progress = {});
 
 // A1111's way to a size (modules/upscaler.py): the network again while the image is smaller than width × height
-// (at most three times), then a resize to exactly that size. The resize is torch's antialiased bicubic (PIL's
-// filter, which A1111 uses with Lanczos weights instead), rounded to 8 bits like every step before it.
+// (at most three times), then Pillow's LANCZOS to exactly that size.
 api::Image upscaleToSize(nn::UpscalerImpl& net, const api::Image& image, int width, int height, const UpscaleTiling& tiling,
                          const api::CancelToken* cancel = nullptr);
-// An 8-bit image resized by torch's antialiased bicubic interpolation, rounded.
-api::Image resizeImage(const api::Image& image, int width, int height);
+// The same with one of A1111's resizers (api::resizeUpscalers()): "None" is LANCZOS straight to the size;
+// "Lanczos" and "Nearest" first enlarge by the scale with their filter, as A1111's Upscaler.upscale does, then
+// LANCZOS to a multiple of 8 and to the size.
+api::Image resizeUpscale(const api::Image& image, const std::string& upscaler, int width, int height);
 
 } // namespace dd::pipeline

@@ -462,7 +462,7 @@ bool readHiresSteps(std::string_view v, Reading& r) {
 bool readHiresUpscaler(std::string_view v, Reading& r) {
     const std::string name(detail::trim(v));
     if (name.empty()) return false;
-    if (!api::isLatentUpscaler(name))  // A1111 names its networks by file (ours) or built-in names
+    if (api::isUpscalerNetwork(name))  // A1111 names its networks by file (ours) or built-in names
         r.info.warnings.push_back("Hires upscaler '" + name + "' is an upscaler network: the hires pass needs " + name +
                                   ".safetensors in an upscaler folder (docs/upscalers.md)");
     r.info.settings.hires.upscaler = name;

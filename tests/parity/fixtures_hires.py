@@ -6,9 +6,10 @@ and the uint8 images.
 
 With an upscaler network (A1111's pixel path), the first pass is decoded to 8-bit images instead; spandrel's network
 runs on them (again while they are smaller than the hires size, at most three times, as A1111's Upscaler.upscale
-does), torch's antialiased bicubic resize brings them to the hires size, and the img2img pipeline starts from those
+does), Pillow's LANCZOS brings them to the hires size, and the img2img pipeline starts from those
 images (it encodes each with its own generator before drawing the noise). The network is a tiny compact SRVGGNet with
-random weights, saved as hires/<upscaler>.safetensors.
+random weights, saved as hires/<upscaler>.safetensors. A1111's resizers (None, Lanczos, Nearest) take the network's
+place in three cases (a1111_images.py).
 
 Reads the tiny models fixtures_pipeline.py writes. Writes <outdir>/hires/cases.json + case_<n>.safetensors.
 """
@@ -29,6 +30,7 @@ OUT = pathlib.Path(sys.argv[1])
 DIR = OUT / "hires"
 PIPELINES = OUT / "pipeline"
 
+from a1111_images import a1111_resize  # noqa: E402
 from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
 
 # A1111's latent upscalers (modules/shared_items / images: latent_upscale_modes), as torch interpolate options.
@@ -75,10 +77,16 @@ def upscale_in_pixels(first, latents, size, network):
             if x.shape[-1] >= w and x.shape[-2] >= h:
                 break
             x = to_8bit(network(x))
-        if tuple(x.shape[-2:]) != (h, w):
-            x = to_8bit(torch.nn.functional.interpolate(x, size=(h, w), mode="bicubic", antialias=True, align_corners=False))
     pixels = (x * 255).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
-    return [Image.fromarray(p) for p in pixels]
+    return [Image.fromarray(p).resize((w, h), resample=Image.Resampling.LANCZOS) for p in pixels]  # a copy at size
+
+
+def resize_in_pixels(first, latents, size, upscaler):
+    """The first pass's latents → 8-bit images → one of A1111's resizers (a1111_images.py)."""
+    with torch.no_grad():
+        rgb = first.vae.decode(latents / first.vae.config.scaling_factor).sample
+    pixels = (to_8bit(rgb / 2 + 0.5) * 255).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
+    return [a1111_resize(Image.fromarray(p), upscaler, *size) for p in pixels]
 
 
 def run(first, second, case, base_config, networks):
@@ -94,6 +102,8 @@ def run(first, second, case, base_config, networks):
     vsf = first.vae_scale_factor
     if case["upscaler"] in UPSCALERS:
         upscaled = torch.nn.functional.interpolate(latents, size=(h // vsf, w // vsf), **UPSCALERS[case["upscaler"]])
+    elif case["upscaler"] in ("None", "Lanczos", "Nearest"):
+        upscaled = resize_in_pixels(first, latents, (w, h), case["upscaler"])
     else:
         upscaled = upscale_in_pixels(first, latents, (w, h), networks[case["upscaler"]])
     kw = dict(prompt, image=upscaled, strength=case["denoising"], num_inference_steps=case["hires_steps"] or case["steps"])
@@ -125,6 +135,10 @@ def main():
         dict(base, model="tiny-sd1-e2e", sampler="Euler", upscaler="tiny-compact-2x"),
         dict(base, model="tiny-sd1-e2e", sampler="DPM++ 2M", scale=1.5, denoising=0.5, upscaler="tiny-compact-2x"),
         dict(base, model="tiny-sd1-e2e", sampler="Euler", batch=2, resize=[128, 96], upscaler="tiny-compact-2x"),
+        # A1111's resizers: no network.
+        dict(base, model="tiny-sd1-e2e", sampler="Euler", scale=1.5, upscaler="Lanczos"),
+        dict(base, model="tiny-sd1-e2e", sampler="DDIM", resize=[128, 96], upscaler="Nearest"),
+        dict(base, model="tiny-sd1-e2e", sampler="Euler", upscaler="None"),
     ]
     networks = {"tiny-compact-2x": make_network_upscaler(DIR / "tiny-compact-2x.safetensors")}
     for n, case in enumerate(cases):

@@ -28,6 +28,7 @@ OUT = pathlib.Path(sys.argv[1])
 DIR = OUT / "inpaint"
 PIPELINES = OUT / "pipeline"
 
+from a1111_images import a1111_resize  # noqa: E402
 from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
 
 
@@ -112,8 +113,10 @@ def resample_vectors():
     resizes = [("lanczos", (64, 64), None), ("lanczos", (20, 50), None), ("lanczos", (5, 3), None),
                ("lanczos", (30, 17), (3.5, 2.25, 30.75, 20.0)), ("bicubic", (16, 4), (0, 0, 37, 0)),
                ("bicubic", (16, 4), (0, 23, 37, 23)), ("bicubic", (4, 16), (0, 0, 0, 23)),
-               ("bicubic", (4, 16), (37, 0, 37, 23)), ("bicubic", (50, 23), None)]
-    filters = {"lanczos": Image.Resampling.LANCZOS, "bicubic": Image.Resampling.BICUBIC}
+               ("bicubic", (4, 16), (37, 0, 37, 23)), ("bicubic", (50, 23), None), ("nearest", (64, 64), None),
+               ("nearest", (20, 50), None), ("nearest", (30, 17), (3.5, 2.25, 30.75, 20.0))]
+    filters = {"lanczos": Image.Resampling.LANCZOS, "bicubic": Image.Resampling.BICUBIC,
+               "nearest": Image.Resampling.NEAREST}
     for n, (name, size, box) in enumerate(resizes):
         out = img.resize(size, filters[name], box=box)
         tensors[f"resize_{n}"] = torch.from_numpy(np.array(out))
@@ -131,6 +134,10 @@ def resample_vectors():
         tensors[f"mask_{n}"] = torch.from_numpy(mask)
         box = processor.get_crop_region(Image.fromarray(mask), w, h, pad=pad)
         cases.append(dict(kind="crop_region", mask=f"mask_{n}", size=(w, h), pad=pad, box=[int(v) for v in box]))
+    for n, (name, (w, h)) in enumerate([("None", (64, 40)), ("Lanczos", (80, 48)), ("Nearest", (80, 48)),
+                                         ("Lanczos", (40, 24)), ("Nearest", (120, 72))]):
+        tensors[f"resizer_{n}"] = torch.from_numpy(np.array(a1111_resize(img, name, w, h)))
+        cases.append(dict(kind="resizer", upscaler=name, size=(w, h), name=f"resizer_{n}"))
     save_file(tensors, DIR / "resample.safetensors")
     (DIR / "resample.json").write_text(json.dumps(cases, indent=1))
 

@@ -47,7 +47,7 @@ class TestHires : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY2(test::readCases(kDir, m_cases), "run tests/parity/make_fixtures.py first");
-        QVERIFY(m_cases.size() >= 5);
+        QVERIFY(m_cases.size() >= 11);
     }
 
     void matchesTheReferenceLoop_data() {
@@ -65,7 +65,7 @@ private slots:
         api::CancelToken cancel;
         LastLatents observer;
         const auto result = engine.generate(s, cancel, &observer);
-        QCOMPARE(result.settings.hires.upscalerHash.empty(), api::isLatentUpscaler(s.hires.upscaler));
+        QCOMPARE(result.settings.hires.upscalerHash.empty(), !api::isUpscalerNetwork(s.hires.upscaler));
         const auto ref = io::SafetensorsFile::open((kDir + QString("/case_%1.safetensors").arg(index)).toStdString());
         const auto want = ref->tensor("latents");
         QCOMPARE(observer.latents.sizes(), want.sizes());
@@ -73,11 +73,11 @@ private slots:
         qInfo("latents max abs %.3g", err);
         // Nine steps over two sizes: the batch of two measured 1.1e-4 here (its image within 1/255), so batches are
         // held to 2e-4; ancestral noise amplifies rounding, as in test_pipeline.
-        // An upscaler network works on 8-bit images, as A1111's does: the first decode and the network's output are
-        // rounded to 8 bits, and a value within ~1e-4 of a half level (a few of 12k here) may round the other way on
-        // one side, one level that moves the latents by up to ~7e-4 (measured 5.3e-4 and 6.7e-4).
-        const bool network = !api::isLatentUpscaler(s.hires.upscaler);
-        const double tolerance = network ? 1e-3 : s.sampler == "Euler a" ? 1e-3 : s.batchSize > 1 ? 2e-4 : 1e-4;
+        // An upscaler network or resizer works on 8-bit images, as A1111's does: the first decode and the network's
+        // output are rounded to 8 bits, and a value within ~1e-4 of a half level (a few of 12k here) may round the
+        // other way on one side, one level that moves the latents by up to ~7e-4 (measured 5.3e-4 and 6.7e-4).
+        const bool pixels = !api::isLatentUpscaler(s.hires.upscaler);
+        const double tolerance = pixels ? 1e-3 : s.sampler == "Euler a" ? 1e-3 : s.batchSize > 1 ? 2e-4 : 1e-4;
         QVERIFY2(err <= tolerance, qPrintable(QString("latents differ by %1").arg(err)));
         const auto images = ref->tensor("images");
         QCOMPARE(int64_t(result.images.size()), images.size(0));

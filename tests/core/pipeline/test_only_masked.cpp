@@ -1,10 +1,12 @@
 // "Only masked" inpainting against diffusers' padding_mask_crop (fixtures: tests/parity/fixtures_inpaint.py):
 // its pieces byte for byte (Pillow's resize, diffusers' crop region and its "fill" and "crop" resize modes), then
-// whole runs on the tiny 4- and 9-channel models, whose pictures come back at the init image's size.
+// whole runs on the tiny 4- and 9-channel models, whose pictures come back at the init image's size. Also A1111's
+// resizers for the hires fix, which are made of the same resize.
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/masked_area.h"
 #include "core/pipeline/pil_resample.h"
+#include "core/pipeline/upscale.h"
 #include "tests/common/pipeline_case.h"
 #include "tests/common/test_program.h"
 
@@ -60,7 +62,7 @@ private slots:
     void initTestCase() {
         m_vectors = readJson("resample.json");
         m_cases = readJson("only_masked.json");
-        QVERIFY2(m_vectors.size() >= 19 && m_cases.size() >= 2, "run tests/parity/make_fixtures.py first");
+        QVERIFY2(m_vectors.size() >= 27 && m_cases.size() >= 2, "run tests/parity/make_fixtures.py first");
     }
 
     void resizeIsPillowsByteForByte() {
@@ -70,7 +72,9 @@ private slots:
         for (const auto& v : m_vectors) {
             const auto c = v.toObject();
             if (c["kind"] != "resize") continue;
-            const auto filter = c["filter"] == "lanczos" ? pipeline::PilFilter::Lanczos : pipeline::PilFilter::Bicubic;
+            const auto filter = c["filter"] == "lanczos"   ? pipeline::PilFilter::Lanczos
+                                : c["filter"] == "bicubic" ? pipeline::PilFilter::Bicubic
+                                                           : pipeline::PilFilter::Nearest;
             const int w = at(c["size"], 0), h = at(c["size"], 1);
             const QJsonArray b = c["box"].toArray();
             const auto out = b.isEmpty() ? pipeline::pilResize(src, w, h, filter)
@@ -78,7 +82,22 @@ private slots:
             QVERIFY2(maxDiff(out, imageOf(f->tensor(c["name"].toString().toStdString()))) == 0, qPrintable(c["name"].toString()));
             ++checked;
         }
-        QCOMPARE(checked, 9);
+        QCOMPARE(checked, 12);
+    }
+
+    // A1111's resizers for the hires fix (None, Lanczos, Nearest) against a re-creation of its resize_image.
+    void resizersAreA1111s() {
+        const auto f = fixture("resample.safetensors");
+        const api::Image src = imageOf(f->tensor("src"));
+        int checked = 0;
+        for (const auto& v : m_vectors) {
+            const auto c = v.toObject();
+            if (c["kind"] != "resizer") continue;
+            const auto out = pipeline::resizeUpscale(src, c["upscaler"].toString().toStdString(), at(c["size"], 0), at(c["size"], 1));
+            QVERIFY2(maxDiff(out, imageOf(f->tensor(c["name"].toString().toStdString()))) == 0, qPrintable(c["name"].toString()));
+            ++checked;
+        }
+        QCOMPARE(checked, 5);
     }
 
     void resizeModesAreDiffusers() {

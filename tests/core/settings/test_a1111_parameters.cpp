@@ -243,6 +243,10 @@ private slots:
         QCOMPARE(info.settings.hires.upscaler, std::string("R-ESRGAN 4x+"));  // kept: the run looks for its file
         QCOMPARE(info.settings.hires.denoising, 0.5);
         QVERIFY(anyWarningContains(info, "R-ESRGAN 4x+"));
+        // A1111's resizers need no file: read without a warning.
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Size: 512x512, Denoising strength: 0.5, Hires upscale: 2, Hires upscaler: Lanczos");
+        QCOMPARE(info.settings.hires.upscaler, std::string("Lanczos"));
+        QVERIFY(info.warnings.empty());
         QVERIFY(writeA1111Parameters(api::GenerationSettings{}, {}).find("Hires") == std::string::npos);
     }
 
