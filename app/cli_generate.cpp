@@ -194,6 +194,9 @@ OptionTable Generate::options() {
                whole(s.inpaint.maskBlur, "--mask-blur"))
         .flag("--invert-mask", "repaint where the mask is black instead (A1111: Inpaint not masked)",
               [this] { s.inpaint.invertMask = true; })
+        .choice("--masked-content", {"original", "fill", "latent noise", "latent nothing"},
+                "what the repainted area starts from (A1111's Masked content; default original)",
+                [this](const std::string& v) { s.inpaint.maskedContent = v; })
         .flag("--only-masked", "work at the full size on the mask's box and paste it back: details for small areas "
                                "(A1111: Inpaint area Only masked)",
               [this] { s.inpaint.onlyMasked = true; })

@@ -243,13 +243,9 @@ ApiRun readImg2Img(const json& body) {
     b.read("inpaint_full_res_padding", [&](const json& v) {
         s.inpaint.maskedPadding = inRange(integerOf(v, "inpaint_full_res_padding"), 0, 256, "inpaint_full_res_padding");
     });
-    if (!run.mask.empty()) {
-        if (s.inpaint.maskedContent == "fill") {
-            s.inpaint.maskedContent = "original";
-            run.warnings.push_back("inpainting_fill: 0 (fill) is not built; 1 (original) was used");
-        }
-    } else {
-        s.inpaint.onlyMasked = false;  // webuiapi sends it with every img2img; without a mask it means nothing
+    if (run.mask.empty()) {
+        s.inpaint.onlyMasked = false;  // webuiapi sends these with every img2img; without a mask they mean nothing
+        s.inpaint.maskedContent = "original";
     }
     finish(b, run);
     return run;

@@ -41,7 +41,7 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     m_invert->setObjectName("invertMask");
     m_content = new QComboBox;
     m_content->setObjectName("maskedContent");
-    m_content->addItems({"original", "latent noise", "latent nothing"});
+    m_content->addItems({"original", "fill", "latent noise", "latent nothing"});
     m_content->setToolTip(tr("What the repainted area starts from"));
     m_onlyMasked = new QCheckBox(tr("Only the masked area, at full size"));
     m_onlyMasked->setObjectName("onlyMasked");

@@ -197,7 +197,7 @@ void validate(const GenerationSettings& s) {
             fail("mask blur must be between 0 and 64 pixels (got " + std::to_string(s.inpaint.maskBlur) + ")");
         if (!isMaskedContent(s.inpaint.maskedContent))
             fail("masked content '" + s.inpaint.maskedContent +
-                 "' is unknown (use \"original\", \"latent noise\" or \"latent nothing\"; A1111's \"fill\" is not built)");
+                 "' is unknown (use \"original\", \"fill\", \"latent noise\" or \"latent nothing\")");
         if (s.inpaint.maskedPadding < 0 || s.inpaint.maskedPadding > 256)
             fail("the masked area padding must be between 0 and 256 pixels (got " + std::to_string(s.inpaint.maskedPadding) + ")");
     }
@@ -256,7 +256,7 @@ Size fitOutpaint(OutpaintSetting& o, int imageWidth, int imageHeight) {
 bool isOutpaintFill(const std::string& v) { return v == "edge" || v == "mirror" || v == "blur" || v == "noise"; }
 
 bool isMaskedContent(const std::string& v) {
-    return v == "original" || v == "latent noise" || v == "latent nothing";
+    return v == "original" || v == "fill" || v == "latent noise" || v == "latent nothing";
 }
 
 nlohmann::json schedulerOverrides(const GenerationSettings& s) {

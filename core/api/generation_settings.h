@@ -44,7 +44,7 @@ struct InpaintSetting {
     std::string mask;                        // mask image file, white = repaint; "" = no inpainting
     int maskBlur = 4;                        // A1111 "Mask blur": the Gaussian's sigma in pixels (0 = hard edge)
     bool invertMask = false;                 // A1111 "Mask mode: Inpaint not masked"
-    std::string maskedContent = "original";  // A1111 "Masked content": "original", "latent noise", "latent nothing"
+    std::string maskedContent = "original";  // A1111 "Masked content": "original", "fill", "latent noise", "latent nothing"
     std::string maskHash;                    // SHA-256 of the mask file; filled in when it is read
     // A1111 "Inpaint area: Only masked" (diffusers' padding_mask_crop): the run works at width × height on the
     // mask's box grown by `maskedPadding` pixels, and the picture keeps the init image's size.
@@ -168,7 +168,7 @@ Size hiresSize(const GenerationSettings& s);
 Size fitOutpaint(OutpaintSetting& o, int imageWidth, int imageHeight);
 // The outpainting pre-fills: "edge", "mirror", "blur", "noise".
 bool isOutpaintFill(const std::string& v);
-// A1111's "Masked content" values DiffusionDesk computes (not A1111's pixel "fill").
+// A1111's "Masked content" values: "fill" pre-fills the pixels (pipeline/masked_fill.h), the others act on latents.
 bool isMaskedContent(const std::string& v);
 
 // The samplers DiffusionDesk runs, spelled as A1111's UI does ("Euler a", "DPM++ 2M Karras"...): the one list

@@ -24,6 +24,7 @@
 #include "core/pipeline/hires.h"
 #include "core/pipeline/inpaint.h"
 #include "core/pipeline/masked_area.h"
+#include "core/pipeline/masked_fill.h"
 #include "core/pipeline/lora_stack.h"
 #include "core/pipeline/memory_prediction.h"
 #include "core/pipeline/model_search.h"
@@ -791,7 +792,9 @@ private:
             const auto schedule = scheduler.img2imgTimesteps(s.strength);
             begin = schedule.beginIndex;
             if (schedule.numSteps < 1) throw std::invalid_argument("img2img strength is too low: no denoising step remains");
-            const auto pixels = imageToTensor(*m_images.init, s.width, s.height, device());
+            // "fill" starts the repainted area from its surroundings' colours; the overlay still keeps the original.
+            const bool fill = m_images.mask && s.inpaint.maskedContent == "fill";
+            const auto pixels = imageToTensor(fill ? fillMasked(*m_images.init, *m_images.mask) : *m_images.init, s.width, s.height, device());
             if (m_images.mask) return inpaintLatents(scheduler, pixels, gens, noise, shape, begin);
             const auto x0 = encodeSampled(pixels, gens);  // before the noise: both draw from the same generators
             latents = scheduler.addNoise(x0, noise.randn(shape, torch::kFloat32, device()), begin);

@@ -22,7 +22,7 @@ torch::Tensor latentMaskOf(const torch::Tensor& binary, int64_t h, int64_t w, in
 
 torch::Tensor withMaskedContent(const torch::Tensor& imageLatents, const torch::Tensor& noise, const torch::Tensor& latentMask,
                                 const std::string& content) {
-    if (content == "original") return imageLatents;
+    if (content == "original" || content == "fill") return imageLatents;  // fill acted on the pixels before
     const auto kept = imageLatents * (1 - latentMask);
     return content == "latent noise" ? kept + noise * latentMask : kept;
 }

@@ -20,8 +20,9 @@ namespace dd::pipeline {
 torch::Tensor binaryMask(const api::Image& mask);
 // That mask at latent size h × w for each of `batch` images, sampled nearest as diffusers' prepare_mask_latents does.
 torch::Tensor latentMaskOf(const torch::Tensor& binary, int64_t h, int64_t w, int64_t batch);
-// A1111's "Masked content" on the init latents of the repainted region: "original" keeps them, "latent nothing"
-// zeroes them, "latent noise" puts the run's own noise there.
+// A1111's "Masked content" on the init latents of the repainted region: "original" and "fill" (whose pixels were
+// filled before they were encoded) keep them, "latent nothing" zeroes them, "latent noise" puts the run's own
+// noise there.
 torch::Tensor withMaskedContent(const torch::Tensor& imageLatents, const torch::Tensor& noise, const torch::Tensor& latentMask,
                                 const std::string& content);
 

@@ -122,10 +122,11 @@ def run_client_checks(cli, tmp):
     inpainted = api.img2img(images=[r.image], mask_image=mask, prompt=prompt, seed=3, steps=4, width=64, height=64)
     cli_inpainted = cli_image(cli, tmp, "--model", "demo:tiny-sd1", "--prompt", prompt, "--seed", "3", "--steps", "4",
                               "--size", "64x64", "--sampler", "Euler a", "--cfg", "7", "--init", str(init),
-                              "--strength", "0.75", "--mask", str(mask_file), "--only-masked", "--masked-padding", "0")
-    check(not any("inpaint_full_res" in w for w in inpainted.info["warnings"])
-          and same_pixels(inpainted.image, cli_inpainted),
-          "img2img with a mask inpaints only the masked area, as the CLI's --only-masked --masked-padding 0")
+                              "--strength", "0.75", "--mask", str(mask_file), "--only-masked", "--masked-padding", "0",
+                              "--masked-content", "fill")
+    check(not inpainted.info["warnings"] and same_pixels(inpainted.image, cli_inpainted),
+          "img2img with a mask inpaints only the masked area from A1111's fill, as the CLI's --only-masked "
+          "--masked-padding 0 --masked-content fill")
 
     api.util_set_model("shapes")
     check(api.get_options()["sd_model_checkpoint"] == "shapes (built-in)", "options switch the model (util_set_model)")
@@ -141,7 +142,7 @@ def run_client_checks(cli, tmp):
     bad = requests.post(server.url + "/txt2img", json={"prompt": "x", "sampler_name": "Nope"})
     check(bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "sampler_name"],
           "an unknown sampler is 422 naming sampler_name")
-    bad = requests.post(server.url + "/txt2img", json={"prompt": "x", "enable_hr": True, "hr_upscaler": "Lanczos"})
+    bad = requests.post(server.url + "/txt2img", json={"prompt": "x", "enable_hr": True, "hr_upscaler": "R-ESRGAN 4x+"})
     check(bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "hr_upscaler"],
           "a hires upscaler the server does not have is 422 naming hr_upscaler, before it is queued")
     bad = requests.post(server.url + "/options", json={"sd_model_checkpoint": "/etc/passwd"})

@@ -24,3 +24,18 @@ def a1111_resize(img, upscaler, w, h):
         if img.size != (dest_w, dest_h):
             img = img.resize((dest_w, dest_h), resample=lanczos)
     return img if img.size == (w, h) else img.resize((w, h), resample=lanczos)
+
+
+def a1111_fill(image, mask):
+    """A1111's "Masked content: fill" (modules/masking.py), from its description: the picture with alpha = 255 - mask
+    (premultiplied), Gaussian-blurred at radii 256, 64, 16, 4, 2 and 0, each blur (un-premultiplied) alpha-composited
+    over the last as many times as A1111 repeats it (1, 1, 2, 4, 2, 1), the alpha dropped at the end."""
+    from PIL import ImageFilter, ImageOps
+    result = Image.new("RGBA", image.size)
+    kept = Image.new("RGBa", image.size)
+    kept.paste(image.convert("RGBA").convert("RGBa"), mask=ImageOps.invert(mask.convert("L")))
+    for radius, repeats in [(256, 1), (64, 1), (16, 2), (4, 4), (2, 2), (0, 1)]:
+        blurred = kept.filter(ImageFilter.GaussianBlur(radius)).convert("RGBA")
+        for _ in range(repeats):
+            result.alpha_composite(blurred)
+    return result.convert("RGB")

@@ -28,7 +28,7 @@ OUT = pathlib.Path(sys.argv[1])
 DIR = OUT / "inpaint"
 PIPELINES = OUT / "pipeline"
 
-from a1111_images import a1111_resize  # noqa: E402
+from a1111_images import a1111_fill, a1111_resize  # noqa: E402
 from fixtures_schedulers import NAMES as SCHEDULERS  # noqa: E402
 
 
@@ -138,6 +138,15 @@ def resample_vectors():
                                          ("Lanczos", (40, 24)), ("Nearest", (120, 72))]):
         tensors[f"resizer_{n}"] = torch.from_numpy(np.array(a1111_resize(img, name, w, h)))
         cases.append(dict(kind="resizer", upscaler=name, size=(w, h), name=f"resizer_{n}"))
+    for n, (w, h) in enumerate([(37, 23), (96, 80)]):
+        picture = rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8)
+        y, x = np.mgrid[0:h, 0:w]
+        hole = np.clip(128 + (np.minimum.reduce([x - w // 4, 3 * w // 4 - x, y - h // 3, 2 * h // 3 - y]) * 50), 0, 255)
+        hole = hole.astype(np.uint8)
+        tensors[f"fill_src_{n}"], tensors[f"fill_mask_{n}"] = torch.from_numpy(picture), torch.from_numpy(hole)
+        filled = a1111_fill(Image.fromarray(picture), Image.fromarray(hole))
+        tensors[f"fill_out_{n}"] = torch.from_numpy(np.array(filled))
+        cases.append(dict(kind="masked_fill", src=f"fill_src_{n}", mask=f"fill_mask_{n}", out=f"fill_out_{n}"))
     save_file(tensors, DIR / "resample.safetensors")
     (DIR / "resample.json").write_text(json.dumps(cases, indent=1))
 

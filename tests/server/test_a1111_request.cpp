@@ -102,8 +102,8 @@ private slots:
         QCOMPARE(int(run.warnings.size()), 3);
         json i2i = {{"init_images", {"a", "b"}}, {"mask", "m"}, {"inpainting_fill", 0}, {"inpaint_full_res", true}};
         const auto inpaint = dd::server::readImg2Img(i2i);
-        QCOMPARE(inpaint.settings.inpaint.maskedContent, std::string("original"));  // fill is not built
-        QCOMPARE(int(inpaint.warnings.size()), 2);  // second init image, fill
+        QCOMPARE(inpaint.settings.inpaint.maskedContent, std::string("fill"));
+        QCOMPARE(int(inpaint.warnings.size()), 1);  // the second init image
         QVERIFY(inpaint.settings.inpaint.onlyMasked);
         QCOMPARE(inpaint.settings.inpaint.maskedPadding, 32);
         i2i["inpaint_full_res_padding"] = 300;

@@ -191,6 +191,18 @@ private slots:
         QVERIFY(!out.slice(0, 8, 24).slice(1, 8, 24).eq(90).all().item<bool>());  // the square was repainted
         // The same run again: the same picture (the generator order is fixed).
         QCOMPARE(engine.generate(s, cancel, nullptr, run).images.at(0).rgb, r.images[0].rgb);
+        // A1111's fill starts a bright square from the grey around it instead of its own pixels; the rest is kept.
+        api::RunImages bright = run;
+        for (int y = 8; y < 24; ++y)
+            for (int x = 8; x < 24; ++x) std::fill_n(bright.init->rgb.begin() + 3 * (y * 32 + x), 3, uint8_t(230));
+        s.strength = 0.5;
+        const auto original = engine.generate(s, cancel, nullptr, bright).images.at(0);
+        s.inpaint.maskedContent = "fill";
+        const auto filled = engine.generate(s, cancel, nullptr, bright).images.at(0);
+        QVERIFY(filled.rgb != original.rgb);
+        QVERIFY(tensorOf(filled).slice(0, 0, 8).eq(90).all().item<bool>());
+        s.inpaint.maskedContent = "original";
+        s.strength = 1.0;
         // A missing mask is one clear message.
         run.mask.reset();
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.generate(s, cancel, nullptr, run));

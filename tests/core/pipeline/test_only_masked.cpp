@@ -5,6 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/masked_area.h"
+#include "core/pipeline/masked_fill.h"
 #include "core/pipeline/pil_resample.h"
 #include "core/pipeline/upscale.h"
 #include "tests/common/pipeline_case.h"
@@ -62,7 +63,7 @@ private slots:
     void initTestCase() {
         m_vectors = readJson("resample.json");
         m_cases = readJson("only_masked.json");
-        QVERIFY2(m_vectors.size() >= 27 && m_cases.size() >= 2, "run tests/parity/make_fixtures.py first");
+        QVERIFY2(m_vectors.size() >= 29 && m_cases.size() >= 2, "run tests/parity/make_fixtures.py first");
     }
 
     void resizeIsPillowsByteForByte() {
@@ -113,6 +114,22 @@ private slots:
             ++checked;
         }
         QCOMPARE(checked, 5);
+    }
+
+    // A1111's "Masked content: fill" against its own code's arithmetic (Pillow's blur and composites), re-created.
+    void fillIsA1111s() {
+        const auto f = fixture("resample.safetensors");
+        int checked = 0;
+        for (const auto& v : m_vectors) {
+            const auto c = v.toObject();
+            if (c["kind"] != "masked_fill") continue;
+            const auto name = [&](const char* key) { return c[key].toString().toStdString(); };
+            const api::Image src = imageOf(f->tensor(name("src"))), mask = imageOf(f->tensor(name("mask")));
+            const int diff = maxDiff(pipeline::fillMasked(src, mask), imageOf(f->tensor(name("out"))));
+            QVERIFY2(diff == 0, qPrintable(QString("%1: %2/255").arg(c["out"].toString()).arg(diff)));
+            ++checked;
+        }
+        QCOMPARE(checked, 2);
     }
 
     void cropRegionIsDiffusers() {

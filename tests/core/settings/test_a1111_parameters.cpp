@@ -211,10 +211,13 @@ private slots:
         QVERIFY(!parseA1111Parameters("p\nSteps: 20, Seed: 1, Inpaint area: Whole picture").settings.inpaint.onlyMasked);
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Masked area padding: 999");
         QVERIFY(anyWarningContains(info, "Masked area padding: 999"));
-        // A1111's pixel "fill" is not one we compute: reported, the rest restored.
+        // A1111's pixel "fill" reads back; a content A1111 lacks is reported, the rest restored.
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Denoising strength: 0.75, Mask blur: 4, Masked content: fill");
+        QCOMPARE(info.settings.inpaint.maskedContent, std::string("fill"));
+        QVERIFY(info.warnings.empty());
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Denoising strength: 0.75, Masked content: smudge");
         QCOMPARE(info.settings.inpaint.maskedContent, std::string("original"));
-        QVERIFY(anyWarningContains(info, "Masked content: fill"));
+        QVERIFY(anyWarningContains(info, "Masked content: smudge"));
         QCOMPARE(info.settings.strength, 0.75);
     }
 
