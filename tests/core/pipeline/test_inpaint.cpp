@@ -7,6 +7,7 @@
 #include "core/pipeline/inpaint.h"
 #include "imaging/run_images.h"
 #include "tests/common/pipeline_case.h"
+#include "tests/common/tensor_checks.h"
 #include "tests/common/test_program.h"
 
 #include <torch/torch.h>
@@ -28,12 +29,7 @@ std::shared_ptr<io::SafetensorsFile> fixture(const QString& name) {
     return io::SafetensorsFile::open((kDir + "/" + name).toStdString());
 }
 
-// [H, W, 3] or [H, W] uint8 → an RGB image (grey repeated in the three channels).
-api::Image imageOf(torch::Tensor t) {
-    if (t.dim() == 2) t = t.unsqueeze(2).expand({t.size(0), t.size(1), 3});
-    t = t.contiguous();
-    return {int(t.size(1)), int(t.size(0)), {t.data_ptr<uint8_t>(), t.data_ptr<uint8_t>() + t.numel()}};
-}
+using dd::test::imageOf;
 
 torch::Tensor tensorOf(const api::Image& img) {
     return torch::from_blob(const_cast<uint8_t*>(img.rgb.data()), {img.height, img.width, 3}, torch::kUInt8).clone();

@@ -9,6 +9,7 @@
 #include "core/pipeline/pil_resample.h"
 #include "core/pipeline/upscale.h"
 #include "tests/common/pipeline_case.h"
+#include "tests/common/tensor_checks.h"
 #include "tests/common/test_program.h"
 
 #include <torch/torch.h>
@@ -31,11 +32,7 @@ std::shared_ptr<io::SafetensorsFile> fixture(const QString& name) {
     return io::SafetensorsFile::open((kDir + "/" + name).toStdString());
 }
 
-api::Image imageOf(torch::Tensor t) {
-    if (t.dim() == 2) t = t.unsqueeze(2).expand({t.size(0), t.size(1), 3});
-    t = t.contiguous();
-    return {int(t.size(1)), int(t.size(0)), {t.data_ptr<uint8_t>(), t.data_ptr<uint8_t>() + t.numel()}};
-}
+using dd::test::imageOf;
 
 // The largest channel difference, or 256 when the sizes differ.
 int maxDiff(const api::Image& a, const api::Image& b) {
