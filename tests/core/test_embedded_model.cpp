@@ -6,6 +6,7 @@
 #include "core/resources.h"
 #include "tests/common/test_program.h"
 #include "tools/train/shapes_analysis.h"
+#include "tools/train/shapes_phrasing.h"
 #include "tools/train/shapes_prompts.h"
 #include "tools/train/shapes_scene.h"
 
@@ -18,7 +19,10 @@
 #include <QJsonObject>
 #include <QtTest>
 
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <unordered_set>
 
 #include <cstdlib>
 #include <filesystem>
@@ -48,6 +52,53 @@ api::GenerationSettings defaults(const std::string& prompt, int64_t seed) {
 
 cv::Mat toMat(const api::Image& img) {
     return cv::Mat(img.height, img.width, CV_8UC3, const_cast<uint8_t*>(img.rgb.data())).clone();
+}
+
+// A prompt of tests/core/embedded/heldout_prompts.tsv and what its picture must show (background -1: not named).
+struct HeldOutPrompt {
+    std::string prompt;
+    int colour = -1, shape = -1, background = -1;
+};
+
+template <typename List, typename Name>
+int indexOf(const List& list, const std::string& name, Name nameOf) {
+    for (size_t i = 0; i < list.size(); ++i)
+        if (nameOf(list[i]) == name) return int(i);
+    return -1;
+}
+
+std::vector<HeldOutPrompt> heldOutPrompts() {
+    const std::string path = std::string(DD_SOURCE_DIR) + "/tests/core/embedded/heldout_prompts.tsv";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    const auto colourName = [](const shapes::NamedColour& c) { return std::string(c.name); };
+    std::vector<HeldOutPrompt> prompts;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string field; std::getline(fields, field, '\t');) f.push_back(field);
+        if (f.size() != 4) throw std::runtime_error(path + ": not four tab-separated fields: " + line);
+        HeldOutPrompt p{f[3], indexOf(shapes::shapeColours(), f[0], colourName),
+                        indexOf(shapes::shapeNames(), f[1], [](const std::string& n) { return n; }),
+                        f[2] == "-" ? -1 : indexOf(shapes::backgroundColours(), f[2], colourName)};
+        if (p.colour < 0 || p.shape < 0 || (f[2] != "-" && p.background < 0))
+            throw std::runtime_error(path + ": unknown colour, shape or background: " + line);
+        prompts.push_back(p);
+    }
+    return prompts;
+}
+
+// Every scene the captions can describe (jitter aside).
+std::vector<shapes::Scene> everyScene() {
+    std::vector<shapes::Scene> scenes;
+    for (size_t c = 0; c < shapes::shapeColours().size(); ++c)
+        for (size_t sh = 0; sh < shapes::shapeNames().size(); ++sh)
+            for (size_t sz = 0; sz < shapes::sizeNames().size(); ++sz)
+                for (size_t pos = 0; pos < shapes::positionNames().size(); ++pos)
+                    for (size_t bg = 0; bg < shapes::backgroundColours().size(); ++bg)
+                        if (bg != c) scenes.push_back({int(c), int(sh), int(sz), int(pos), int(bg)});
+    return scenes;
 }
 
 } // namespace
@@ -101,6 +152,72 @@ private slots:
         qInfo("prompt following: %d / %d = %.1f %% (colour %d, shape %d)", right, int(cases.size()), 100 * rate,
               rightColour, rightShape);
         QVERIFY2(rate >= 0.8, qPrintable(QString("prompt-following rate %1 % is below 80 %").arg(100 * rate, 0, 'f', 1)));
+    }
+
+    // The held-out prompts are not training captions: every caption the recipe that made the model trained on
+    // (its seed, steps, batch and scene count, from the weights' metadata) is re-created and compared.
+    void heldOutPromptsAreNotTrainingCaptions() {
+        const auto file = io::SafetensorsFile::open(modelDir() + "/unet/diffusion_pytorch_model.safetensors");
+        const auto& meta = file->metadata();
+        for (const char* key : {"dd_seed", "dd_unet_steps", "dd_unet_batch", "dd_latents"})
+            QVERIFY2(meta.count(key), qPrintable(QString("the model's metadata has no %1").arg(key)));
+        const uint64_t seed = std::stoull(meta.at("dd_seed"));
+        const int steps = std::stoi(meta.at("dd_unet_steps")), batch = std::stoi(meta.at("dd_unet_batch"));
+        const int latents = std::stoi(meta.at("dd_latents"));
+        std::unordered_set<std::string> heldOut;
+        for (const auto& p : heldOutPrompts()) heldOut.insert(shapes::normalisedPrompt(p.prompt));
+        QVERIFY(heldOut.size() >= 60);
+        const auto tok = bundledClipTokenizer();
+        std::vector<std::string> vocabulary;
+        for (int id = 0; id < tok.vocabSize(); ++id) vocabulary.push_back(tok.token(id));
+        const auto stray = shapes::strayWords(vocabulary);
+        QVERIFY(stray.size() > 10000);
+        int64_t captions = 0;
+        for (int step = 0; step < steps; ++step)
+            for (int i = 0; i < batch; ++i) {
+                const auto sample = shapes::trainingSample(seed, step, i, latents, stray);
+                captions += !sample.caption.empty();
+                QVERIFY2(!heldOut.count(shapes::normalisedPrompt(sample.caption)),
+                         qPrintable(QString::fromStdString("held-out prompt trained on: " + sample.caption)));
+            }
+        qInfo("%lld training captions, none equal to one of %zu held-out prompts", (long long)captions, heldOut.size());
+        // A model fine-tuned from a plain-caption one (dd_init_phrasing) also learned the plain grammar: all of it.
+        int plain = 0;
+        for (const auto& s : everyScene())
+            for (int drop = 0; drop < 8; ++drop) {
+                const std::string c = shapes::caption(s, {!(drop & 1), !(drop & 2), !(drop & 4)});
+                ++plain;
+                QVERIFY2(!heldOut.count(shapes::normalisedPrompt(c)),
+                         qPrintable(QString::fromStdString("held-out prompt in the plain grammar: " + c)));
+            }
+        qInfo("nor one of the %d captions of the plain grammar", plain);
+    }
+
+    // Prompts phrased the way people write them, with words the captions never use.
+    void followsHeldOutPrompts() {
+        pipeline::Engine engine;
+        api::CancelToken cancel;
+        const auto prompts = heldOutPrompts();
+        int colours = 0, shapesRight = 0, backgrounds = 0, named = 0;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const auto& p = prompts[i];
+            const auto result = engine.generate(defaults(p.prompt, 3000 + int64_t(i)), cancel, nullptr);
+            const auto a = shapes::analyse(toMat(result.images.at(0)));
+            const bool colourOk = a.colour == p.colour, shapeOk = a.shape == p.shape;
+            const bool backgroundOk = p.background < 0 || a.background == p.background;
+            colours += colourOk;
+            shapesRight += shapeOk;
+            named += p.background >= 0;
+            backgrounds += p.background >= 0 && backgroundOk;
+            qInfo("%s %s — %s", colourOk && shapeOk && backgroundOk ? "ok  " : "MISS", p.prompt.c_str(), a.describe().c_str());
+        }
+        const double n = double(prompts.size());
+        qInfo("held-out prompts: colour %d / %d (%.0f %%), shape %d / %d (%.0f %%), background %d / %d (%.0f %%)", colours,
+              int(n), 100 * colours / n, shapesRight, int(n), 100 * shapesRight / n, backgrounds, named,
+              100.0 * backgrounds / named);
+        QVERIFY2(colours >= 0.9 * n, "colour below 90 %");
+        QVERIFY2(backgrounds >= 0.9 * named, "background below 90 %");
+        QVERIFY2(shapesRight >= 0.85 * n, "shape below 85 %");
     }
 
     void matchesDiffusers() {

@@ -28,11 +28,24 @@ cv::Vec3b borderMedian(const cv::Mat& rgb) {
     return m;
 }
 
+// The index of the colour of `colours` nearest to `rgb` (RGB distance).
+int nearest(const std::vector<NamedColour>& colours, const cv::Scalar& rgb) {
+    int best = -1;
+    double bestDistance = 1e18;
+    for (size_t i = 0; i < colours.size(); ++i) {
+        double d = 0;
+        for (int k = 0; k < 3; ++k) d += (rgb[k] - colours[i].rgb[k]) * (rgb[k] - colours[i].rgb[k]);
+        if (d < bestDistance) bestDistance = d, best = int(i);
+    }
+    return best;
+}
+
 } // namespace
 
 Analysis analyse(const cv::Mat& rgb) {
     Analysis a;
     const cv::Vec3b bg = borderMedian(rgb);
+    a.background = nearest(backgroundColours(), cv::Scalar(bg[0], bg[1], bg[2]));
     cv::Mat mask(rgb.size(), CV_8U);
     for (int y = 0; y < rgb.rows; ++y)
         for (int x = 0; x < rgb.cols; ++x) {
@@ -56,14 +69,7 @@ Analysis analyse(const cv::Mat& rgb) {
     cv::drawContours(blob, std::vector<std::vector<cv::Point>>{c}, 0, 255, cv::FILLED);
     cv::Mat inner;
     cv::erode(blob, inner, cv::getStructuringElement(cv::MORPH_ELLIPSE, {5, 5}));
-    const cv::Scalar mean = cv::mean(rgb, cv::countNonZero(inner) > 10 ? inner : blob);
-    double best = 1e18;
-    for (size_t i = 0; i < shapeColours().size(); ++i) {
-        const auto q = shapeColours()[i].rgb;
-        double d = 0;
-        for (int k = 0; k < 3; ++k) d += (mean[k] - q[k]) * (mean[k] - q[k]);
-        if (d < best) best = d, a.colour = int(i);
-    }
+    a.colour = nearest(shapeColours(), cv::mean(rgb, cv::countNonZero(inner) > 10 ? inner : blob));
 
     std::vector<cv::Point> hull;
     cv::convexHull(c, hull);
@@ -83,8 +89,8 @@ Analysis analyse(const cv::Mat& rgb) {
 std::string Analysis::describe() const {
     if (colour < 0) return "no shape found";
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s %s (area %.0f, solidity %.2f, extent %.2f)", shapeColours()[colour].name,
-                  shapeNames()[shape].c_str(), area, solidity, extent);
+    std::snprintf(buf, sizeof buf, "%s %s on %s (area %.0f, solidity %.2f, extent %.2f)", shapeColours()[colour].name,
+                  shapeNames()[shape].c_str(), backgroundColours()[background].name, area, solidity, extent);
     return buf;
 }
 

@@ -3,17 +3,22 @@
 //
 //   nice -n 10 build/bin/dd_train_embedded --work build/train-shapes --out resources/models/shapes
 //
+// --vae-from DIR takes the autoencoder of an exported model instead of phases 1 and 4 (no caption reaches it).
+//
 // Phase 1 trains the AutoencoderKL (L1 + MSE reconstruction, tiny KL), phase 2 encodes a fixed set of scenes
 // to latents once, phase 3 trains the UNet and the CLIP text encoder together with the epsilon objective
 // (10 % empty captions, for classifier-free guidance). Every random choice derives from --seed and the step
 // number, and the state (weights, Adam moments, step) is checkpointed to --work every few minutes: rerunning
 // the same command resumes where it stopped, and the diffusers folder is re-exported at each checkpoint.
+#include "core/io/safetensors.h"
 #include "core/nn/clip_text.h"
+#include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
 #include "core/nn/vae.h"
 #include "core/text/clip_tokenizer.h"
 #include "tools/train/diffusers_export.h"
 #include "tools/train/embedded_configs.h"
+#include "tools/train/shapes_phrasing.h"
 #include "tools/train/shapes_scene.h"
 
 #include <opencv2/imgcodecs.hpp>
@@ -28,7 +33,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <unordered_map>
 
 namespace fs = std::filesystem;
 using namespace dd;
@@ -40,6 +44,11 @@ struct Options {
     fs::path work = "build/train-shapes";
     fs::path out = "resources/models/shapes";
     fs::path vocab = "resources/clip/bpe_simple_vocab_16e6.txt.gz";
+    // An exported model whose autoencoder (phases 1 and 4, which no caption touches) is taken as it is.
+    fs::path vaeFrom;
+    // An exported model whose UNet and text encoder phase 3 starts from (a fine-tune) instead of random weights.
+    fs::path initFrom;
+    bool variedPhrasing = true;  // --phrasing varied (shapes_phrasing.h) or plain (the caption grammar alone)
     uint64_t seed = 1;
     int threads = 2;
     int vaeSteps = 1500, vaeBatch = 4;
@@ -73,6 +82,13 @@ Options parse(int argc, char** argv) {
         if (a == "--work") o.work = value();
         else if (a == "--out") o.out = value();
         else if (a == "--vocab") o.vocab = value();
+        else if (a == "--vae-from") o.vaeFrom = value();
+        else if (a == "--init-from") o.initFrom = value();
+        else if (a == "--phrasing") {
+            const std::string v = value();
+            if (v != "varied" && v != "plain") throw std::invalid_argument("--phrasing is varied or plain");
+            o.variedPhrasing = v == "varied";
+        }
         else if (a == "--seed") o.seed = std::stoull(value());
         else if (a == "--threads") o.threads = std::stoi(value());
         else if (a == "--vae-steps") o.vaeSteps = std::stoi(value());
@@ -214,6 +230,17 @@ int main(int argc, char** argv) try {
     if (fs::exists(o.work / "vae.pt")) {
         torch::load(vae, (o.work / "vae.pt").string());
         if (fs::exists(o.work / "vae_opt.pt")) torch::load(vaeOpt, (o.work / "vae_opt.pt").string());
+    } else if (!o.vaeFrom.empty()) {
+        const auto file = io::SafetensorsFile::open((o.vaeFrom / "vae/diffusion_pytorch_model.safetensors").string());
+        nn::loadWeights(*vae, file->all(), "vae", nn::LoadTarget{});
+        // Its own steps, so that the export's metadata says how the autoencoder was made (and none are added).
+        const auto& meta = file->metadata();
+        const auto recorded = [&](const char* key, int fallback) { return meta.count(key) ? std::stoi(meta.at(key)) : fallback; };
+        st.vaeStep = std::max(o.vaeSteps, recorded("dd_vae_steps", 0));
+        st.decoderStep = std::max(o.decoderSteps, recorded("dd_decoder_steps", 0));
+        saveModule(vae, o.work / "vae.pt");
+        saveState(statePath, st);
+        std::printf("autoencoder taken from %s\n", o.vaeFrom.c_str());
     }
     auto lastCheckpoint = Clock::now();
     auto due = [&] { return std::chrono::duration<double>(Clock::now() - lastCheckpoint).count() > o.checkpointMinutes * 60; };
@@ -278,7 +305,7 @@ int main(int argc, char** argv) try {
         for (int i = 0; i < o.latentCount; i += 32) {
             std::vector<cv::Mat> imgs;
             for (int k = i; k < std::min(o.latentCount, i + 32); ++k)
-                imgs.push_back(shapes::render(shapes::randomScene(shapes::mix(o.seed * 2654435761ull + uint64_t(k)))));
+                imgs.push_back(shapes::render(shapes::randomScene(shapes::sceneSeed(o.seed, k))));
             parts.push_back(vae->encode(toTensor(imgs)).mean);
         }
         latents = torch::cat(parts);
@@ -290,26 +317,38 @@ int main(int argc, char** argv) try {
     std::printf("latent std %.4f → scaling_factor %.5f\n", 1.0 / st.scalingFactor, st.scalingFactor);
     latents = latents * st.scalingFactor;
 
-    // Captions of the fixed scenes, tokenized once per distinct text.
+    // Captions, phrased as people write (shapes_phrasing.h), some with a stray word of CLIP's vocabulary.
     const auto tok = text::ClipTokenizer::fromBundledVocab(o.vocab);
-    std::unordered_map<std::string, torch::Tensor> idsCache;
+    std::vector<std::string> vocabulary;
+    for (int id = 0; id < tok.vocabSize(); ++id) vocabulary.push_back(tok.token(id));
+    const auto stray = shapes::strayWords(vocabulary);
+    std::printf("%zu stray words\n", stray.size());
     auto ids = [&](const std::string& text) {
-        auto it = idsCache.find(text);
-        if (it == idsCache.end()) {
-            const auto v = tok.encodePadded(text).ids;
-            it = idsCache.emplace(text, torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64)).first;
-        }
-        return it->second;
+        const auto v = tok.encodePadded(text).ids;
+        return torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64);
     };
 
     // ---------------------------------------------------------------- phase 3: UNet + text encoder
     std::vector<torch::Tensor> params = unet->parameters();
     for (const auto& p : te->parameters()) params.push_back(p);
+    // What the --init-from model was trained with, kept in the export's metadata.
+    const fs::path initUnetPath = o.initFrom / "unet/diffusion_pytorch_model.safetensors";
+    std::string initSteps, initPhrasing;
+    if (!o.initFrom.empty()) {
+        const auto meta = io::SafetensorsFile::open(initUnetPath.string())->metadata();
+        initSteps = meta.count("dd_unet_steps") ? meta.at("dd_unet_steps") : "unknown";
+        initPhrasing = meta.count("dd_phrasing") ? meta.at("dd_phrasing") : "plain";
+    }
     torch::optim::AdamW opt(params, torch::optim::AdamWOptions(o.unetLr).weight_decay(0.0));
     if (fs::exists(o.work / "unet.pt")) {
         torch::load(unet, (o.work / "unet.pt").string());
         torch::load(te, (o.work / "text_encoder.pt").string());
         if (fs::exists(o.work / "unet_opt.pt")) torch::load(opt, (o.work / "unet_opt.pt").string());
+    } else if (!o.initFrom.empty()) {
+        nn::loadWeights(*unet, io::SafetensorsFile::open(initUnetPath.string())->all(), "unet", nn::LoadTarget{});
+        nn::loadWeights(*te, io::SafetensorsFile::open((o.initFrom / "text_encoder/model.safetensors").string())->all(),
+                        "text_encoder", nn::LoadTarget{});
+        std::printf("UNet and text encoder start from %s\n", o.initFrom.c_str());
     }
     // SD's scaled-linear schedule: betas = linspace(√β0, √β1, 1000)².
     const auto betas = torch::linspace(std::sqrt(0.00085), std::sqrt(0.012), 1000, torch::kFloat64).pow(2);
@@ -319,7 +358,13 @@ int main(int argc, char** argv) try {
         info.scalingFactor = st.scalingFactor;
         info.metadata = {{"dd_recipe", "tools/train/train_embedded.cpp"}, {"dd_seed", std::to_string(o.seed)},
                          {"dd_vae_steps", std::to_string(st.vaeStep)}, {"dd_unet_steps", std::to_string(st.unetStep)},
-                         {"dd_decoder_steps", std::to_string(st.decoderStep)}};
+                         {"dd_decoder_steps", std::to_string(st.decoderStep)},
+                         {"dd_latents", std::to_string(o.latentCount)}, {"dd_unet_batch", std::to_string(o.unetBatch)},
+                         {"dd_phrasing", o.variedPhrasing ? "varied" : "plain"}};
+        if (!initSteps.empty()) {
+            info.metadata["dd_init_unet_steps"] = initSteps;
+            info.metadata["dd_init_phrasing"] = initPhrasing;
+        }
         unet->eval();
         te->eval();
         train::exportDiffusersFolder(o.out, unet, vae, te, info, o.vocab);
@@ -337,12 +382,9 @@ int main(int argc, char** argv) try {
         std::vector<int64_t> index;
         std::vector<torch::Tensor> tokens;
         for (int i = 0; i < o.unetBatch; ++i) {
-            const uint64_t h = shapes::mix(o.seed * 0x51ED27ull + uint64_t(step) * 1024 + i);
-            const int k = int(shapes::unit(h) * o.latentCount);
-            index.push_back(k);
-            const auto scene = shapes::randomScene(shapes::mix(o.seed * 2654435761ull + uint64_t(k)));
-            const bool empty = shapes::unit(shapes::mix(h + 1)) < 0.1;
-            tokens.push_back(ids(empty ? std::string() : shapes::caption(scene, shapes::randomParts(h))));
+            const auto sample = shapes::trainingSample(o.seed, step, i, o.latentCount, stray, o.variedPhrasing);
+            index.push_back(sample.latent);
+            tokens.push_back(ids(sample.caption));
         }
         const auto x0 = latents.index_select(0, torch::tensor(index));
         auto gen = at::detail::createCPUGenerator(o.seed * 104729 + uint64_t(step));
