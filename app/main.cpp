@@ -32,6 +32,7 @@
 #include <QPushButton>
 #include <QGroupBox>
 #include <QAction>
+#include <QCheckBox>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -189,6 +190,9 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     for (int i = 1; i <= 8; ++i) mouse(QEvent::MouseMove, from + (to - from) * (i / 8.0), Qt::LeftButton);
     mouse(QEvent::MouseButtonRelease, to, Qt::NoButton);
     mouse(QEvent::MouseMove, to, Qt::NoButton);  // the brush circle where the stroke ended
+    // "Only masked": the box the run works on shows dashed around the stroke.
+    if (auto* onlyMasked = window.findChild<QCheckBox*>("onlyMasked")) onlyMasked->setChecked(true);
+    if (auto* padding = window.findChild<QSpinBox*>("maskedPadding")) padding->setValue(8);
     panel->findChild<QSpinBox*>("batchSize")->setValue(1);
     wait(300);
     ok = save(&window, dir, "mask-editor.png") && ok;
