@@ -81,7 +81,7 @@ ImageInputPanel::ImageInputPanel(QWidget* parent) : QGroupBox(tr("Start from an 
     form->addRow(tr("Mask"), row(m_mask, tr("Inpainting mask"), images));
     form->addRow(tr("Mask blur"), m_maskBlur);
     form->addRow(QString(), m_invert);
-    form->addRow(tr("Masked area"), m_content);
+    form->addRow(tr("Masked content"), m_content);
     form->addRow(QString(), m_onlyMasked);
     form->addRow(tr("Padding"), m_padding);
     form->addRow(tr("Extend ←↑→↓"), sides);
