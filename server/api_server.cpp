@@ -203,7 +203,9 @@ struct ApiServer::Impl {
             }
         }
         if (img2img) {
-            s.initImage = keepInput(run.initImages.front(), "init_images", s.width, s.height, run.resizeMode);
+            // "Only masked" works on the picture as it came and answers at its size, as A1111 does.
+            const bool asItCame = s.inpaint.onlyMasked && !run.mask.empty();
+            s.initImage = keepInput(run.initImages.front(), "init_images", s.width, s.height, asItCame ? -1 : run.resizeMode);
             if (!run.mask.empty()) s.inpaint.mask = keepInput(run.mask, "mask", 0, 0, -1);
         }
         const ServiceResult result = service.run({run.taskId, s, run.iterations});

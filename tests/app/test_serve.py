@@ -127,6 +127,10 @@ def run_client_checks(cli, tmp):
     check(not inpainted.info["warnings"] and same_pixels(inpainted.image, cli_inpainted),
           "img2img with a mask inpaints only the masked area from A1111's fill, as the CLI's --only-masked "
           "--masked-padding 0 --masked-content fill")
+    wide, wide_mask = Image.new("RGB", (96, 80), (40, 90, 160)), Image.new("L", (96, 80), 0)
+    wide_mask.paste(255, (60, 20, 80, 50))
+    kept = api.img2img(images=[wide], mask_image=wide_mask, prompt=prompt, seed=3, steps=2, width=64, height=64)
+    check(kept.image.size == (96, 80), f"only masked answers at the init image's size, as A1111 does ({kept.image.size})")
 
     api.util_set_model("shapes")
     check(api.get_options()["sd_model_checkpoint"] == "shapes (built-in)", "options switch the model (util_set_model)")
