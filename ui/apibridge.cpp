@@ -1,6 +1,7 @@
 #include "ui/apibridge.h"
 
 #include "server/saved_images.h"
+#include "ui/engineworker.h"
 #include "ui/runcontroller.h"
 #include "ui/stringlists.h"
 
@@ -12,19 +13,6 @@
 #include <algorithm>
 
 namespace dd::ui {
-
-namespace {
-
-api::Image imageOf(const QImage& preview) {
-    const QImage rgb = preview.convertToFormat(QImage::Format_RGB888);
-    api::Image out{rgb.width(), rgb.height(), {}};
-    out.rgb.resize(size_t(rgb.width()) * size_t(rgb.height()) * 3);
-    for (int y = 0; y < rgb.height(); ++y)
-        std::copy_n(rgb.constScanLine(y), size_t(rgb.width()) * 3, out.rgb.begin() + ptrdiff_t(size_t(y) * rgb.width() * 3));
-    return out;
-}
-
-} // namespace
 
 ApiBridge::ApiBridge(RunController* run, QObject* parent) : QObject(parent), m_run(run) {
     connect(run, &RunController::jobStarted, this, [this](const QString& id) {
@@ -139,7 +127,7 @@ void ApiBridge::onProgress(int step, int totalSteps, const QImage& preview) {
     std::lock_guard<std::mutex> g(m_lock);
     if (!m_progress.busy) return;  // a live run's or an A/B pair's
     m_progress.step = step, m_progress.steps = totalSteps;
-    if (!preview.isNull()) m_progress.preview = imageOf(preview);
+    if (!preview.isNull()) m_progress.preview = toApiImage(preview);
 }
 
 server::ServiceProgress ApiBridge::progress() const {

@@ -16,6 +16,7 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
 #include <chrono>
 
 namespace dd::ui {
@@ -71,6 +72,14 @@ QImage toQImage(const api::Image& image) {
     if (image.rgb.empty()) return {};
     // Deep copy: the QImage must own its pixels once it crosses to the UI thread.
     return QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).copy();
+}
+
+api::Image toApiImage(const QImage& image) {
+    const QImage rgb = image.convertToFormat(QImage::Format_RGB888);
+    api::Image out{rgb.width(), rgb.height(), std::vector<uint8_t>(size_t(rgb.width()) * size_t(rgb.height()) * 3)};
+    for (int y = 0; y < rgb.height(); ++y)  // scan lines may be padded: row by row
+        std::copy_n(rgb.constScanLine(y), size_t(rgb.width()) * 3, out.rgb.begin() + ptrdiff_t(size_t(y) * rgb.width() * 3));
+    return out;
 }
 
 EngineWorker::EngineWorker() = default;

@@ -135,7 +135,9 @@ private:
     EngineWorker* m_worker;
 };
 
+// Between the engine's 8-bit RGB images and Qt's: deep copies both ways.
 QImage toQImage(const api::Image& image);
+api::Image toApiImage(const QImage& image);
 
 } // namespace dd::ui
 

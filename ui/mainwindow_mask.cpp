@@ -5,6 +5,7 @@
 #include "core/pipeline/masked_area.h"
 #include "imaging/run_images.h"
 #include "ui/dialoghooks.h"
+#include "ui/engineworker.h"
 #include "ui/imageinputpanel.h"
 #include "ui/mainwindow.h"
 #include "ui/masklayer.h"
@@ -115,13 +116,12 @@ void MainWindow::setPaintingMask(bool on) {
 // The box is the engine's own (the mask prepared as a run prepares it, then pipeline::maskedCropRegion), so what
 // the canvas shows is what the run will repaint.
 void MainWindow::updateMaskedArea() {
-    const api::GenerationSettings s = currentSettings();
+    // Only while painting: every edit of the image section comes here, and the window's settings are not free.
+    const bool painting = m_maskLayer && m_preview->maskLayer() && !m_maskLayer->isEmpty();
+    const api::GenerationSettings s = painting ? currentSettings() : api::GenerationSettings{};
     QRect box;
-    if (m_maskLayer && m_preview->maskLayer() && s.inpaint.onlyMasked && !m_maskLayer->isEmpty()) {
-        const QImage grey = m_maskLayer->image().convertToFormat(QImage::Format_RGB888);
-        api::Image mask{grey.width(), grey.height(), std::vector<uint8_t>(size_t(grey.width()) * grey.height() * 3)};
-        for (int y = 0; y < grey.height(); ++y)
-            std::copy_n(grey.constScanLine(y), size_t(grey.width()) * 3, mask.rgb.begin() + size_t(y) * grey.width() * 3);
+    if (s.inpaint.onlyMasked) {
+        const api::Image mask = toApiImage(m_maskLayer->image());
         try {
             const auto prepared = imaging::prepareMask(mask, mask.width, mask.height, s.inpaint, "mask");
             const auto b = pipeline::maskedCropRegion(prepared, s.width, s.height, s.inpaint.maskedPadding);
