@@ -117,8 +117,7 @@ api::GenerationSettings settingsOf(const std::string& text, const BatchOptions& 
     api::GenerationSettings s;
     if (j.contains("schema")) {
         const settings::Sidecar sc = settings::readSidecar(text);
-        s = sc.settings;
-        s.seed += sc.imageIndex;
+        s = api::fromImage(sc.settings, sc.imageIndex);
         if (o.model.empty()) {
             const std::string name = sc.settings.model.rfind("demo:", 0) == 0 ? sc.settings.model : sc.modelName;
             s.model = settings::resolveRestoredModel(name, sc.modelHash, o.modelFolders);

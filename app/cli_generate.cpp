@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -54,6 +55,22 @@ public:
 private:
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
+
+// "WxH" into two numbers, or a message naming the flag.
+void readSize(const std::string& flag, const std::string& v, int& width, int& height, const char* example) {
+    const auto x = v.find('x');
+    if (x == std::string::npos) throw std::invalid_argument(flag + " expects WxH, e.g. " + example);
+    width = toInt(flag, v.substr(0, x));
+    height = toInt(flag, v.substr(x + 1));
+}
+
+// A seed flag's value; -1 draws a random one, as A1111 does (its seeds run to 2^32 - 1).
+int64_t readSeed(const std::string& flag, const std::string& v) {
+    const auto n = int64_t(toNumber(flag, v));
+    if (n != -1) return n;
+    std::random_device device;
+    return int64_t(std::uniform_int_distribution<uint32_t>()(device));
+}
 
 std::vector<std::string> shippedPresetNames() {
     std::vector<std::string> names;
@@ -162,19 +179,23 @@ OptionTable Generate::options() {
         .value("--models", "DIR", "where --from looks for its model by hash (repeatable)", add(modelFolders), Complete::Folder)
         .flag("--dry-run", "check the settings, print the memory prediction, generate nothing", [this] { dryRun = true; })
         .section("sampling")
-        .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = int64_t(toNumber("--seed", v)); })
+        .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = readSeed("--seed", v); })
+        .value("--variation-seed", "N", "blend the noise towards this seed's (A1111's Variation seed; -1: a random one)",
+               [this](const std::string& v) { s.variation.seed = readSeed("--variation-seed", v); })
+        .value("--variation-strength", "X", "how far towards the variation seed (0..1; a batch then keeps the seed and "
+                                            "counts the variation seed on)",
+               number(s.variation.strength, "--variation-strength"))
+        .value("--seed-resize-from", "WxH", "draw the noise as at this size, so a picture keeps its composition at another "
+                                            "size (A1111's Seed resize from)",
+               [this](const std::string& v) {
+                   readSize("--seed-resize-from", v, s.variation.resizeFromWidth, s.variation.resizeFromHeight, "512x512");
+               })
         .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
         .choice("--sampler", api::samplerNames(), "the sampler",
                 [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768 (default: the model's own size)",
-               [this](const std::string& v) {
-                   const auto x = v.find('x');
-                   if (x == std::string::npos) throw std::invalid_argument("--size expects WxH, e.g. 512x768");
-                   s.width = int(toNumber("--size", v.substr(0, x)));
-                   s.height = int(toNumber("--size", v.substr(x + 1)));
-                   sizeGiven = true;
-               })
+               [this](const std::string& v) { readSize("--size", v, s.width, s.height, "512x768"), sizeGiven = true; })
         .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))
         .value("--clip-skip", "N", "stop the text encoder N-1 layers early", whole(s.clipSkip, "--clip-skip"))
         .choice("--prompt-syntax", {"a1111", "reference"}, "how the prompt's weights are read", text(s.promptSyntax))
@@ -223,10 +244,7 @@ OptionTable Generate::options() {
                [this](const std::string& v) { s.hires.scale = toNumber("--hires-scale", v), s.hires.enabled = true; })
         .value("--hires-resize", "WxH", "the second pass's size instead of the scale",
                [this](const std::string& v) {
-                   const auto x = v.find('x');
-                   if (x == std::string::npos) throw std::invalid_argument("--hires-resize expects WxH, e.g. 1024x1536");
-                   s.hires.resizeWidth = toInt("--hires-resize", v.substr(0, x));
-                   s.hires.resizeHeight = toInt("--hires-resize", v.substr(x + 1));
+                   readSize("--hires-resize", v, s.hires.resizeWidth, s.hires.resizeHeight, "1024x1536");
                    s.hires.enabled = true;
                })
         .value("--hires-steps", "N", "second-pass steps (0, the default: as many as the first)",

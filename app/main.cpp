@@ -33,6 +33,8 @@
 #include <QGroupBox>
 #include <QAction>
 #include <QCheckBox>
+#include <QDialog>
+#include <QDoubleSpinBox>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -201,17 +203,37 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     done.exec();
     wait(300);
     ok = save(&window, dir, "inpainting.png") && ok;
-    // That picture extended by half its width on the right (outpainting).
-    if (auto* send = window.findChild<QAction*>("canvasSendToImg2Img")) send->trigger();
-    if (auto* right = window.findChild<QSpinBox*>("outpaintRight")) right->setValue(window.previewView()->image().width() / 2);
+    // That picture extended by half its width on the right (outpainting): Extend, its right edge dragged out.
+    if (auto* extend = window.findChild<QAction*>("canvasExtend")) extend->trigger();
+    wait(100);
+    const QRectF frame = canvas->extensionFrame();
+    const QPointF edge(frame.right(), frame.center().y());
+    const QPointF pulled = edge + QPointF(frame.width() / 2, 0);
+    mouse(QEvent::MouseButtonPress, edge, Qt::LeftButton);
+    for (int i = 1; i <= 8; ++i) mouse(QEvent::MouseMove, edge + (pulled - edge) * (i / 8.0), Qt::LeftButton);
+    mouse(QEvent::MouseButtonRelease, pulled, Qt::NoButton);
     // The settings column scrolled to the section that holds it.
     if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll"))
         if (auto* section = window.findChild<QWidget*>("imageInputSection")) scroll->ensureWidgetVisible(section, 0, 0);
+    wait(300);
+    ok = save(&window, dir, "extend.png") && ok;
     QTimer::singleShot(300000, &done, &QEventLoop::quit);
     window.startGeneration();
     done.exec();
     wait(300);
     ok = save(&window, dir, "outpainting.png") && ok;
+    // Four variations of that picture at strength 0.3 (the dialog answered as a person would).
+    dd::ui::setDialogHandler([](QDialog* d) {
+        if (auto* count = d->findChild<QSpinBox*>("variationCount")) count->setValue(4);
+        if (auto* strength = d->findChild<QDoubleSpinBox*>("variationStrength")) strength->setValue(0.3);
+        return int(QDialog::Accepted);
+    });
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    if (auto* variations = window.findChild<QAction*>("canvasVariations")) variations->trigger();
+    dd::ui::setDialogHandler({});
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "variations.png") && ok;
     // Live: the prompt edited with Live on; the canvas follows, Keep would save the picture.
     if (auto* image = window.findChild<QGroupBox*>("imageInputPanel")) image->setChecked(false);
     if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll")) scroll->verticalScrollBar()->setValue(0);

@@ -185,7 +185,7 @@ ExportedFile exportImage(const ExportRequest& req, const api::Image& image, cons
     settings::FileNameFields f;
     f.date = req.date.empty() ? now.date : req.date;
     f.time = req.time.empty() ? now.time : req.time;
-    f.seed = sc.settings.seed + sc.imageIndex;
+    f.seed = api::imageSeeds(sc.settings, sc.imageIndex).seed;
     f.prompt = sc.settings.prompt;
     f.model = fs::path(sc.modelName.empty() ? sc.settings.model : sc.modelName).stem().string();
     f.width = sc.settings.width;
@@ -229,7 +229,7 @@ settings::Sidecar sidecarFor(const api::GenerationResult& r, int imageIndex, dou
     sc.modelName = model.rfind("demo:", 0) == 0 ? model : fs::path(model).filename().string();
     if (sc.modelName.empty() && !model.empty()) sc.modelName = fs::path(model).parent_path().filename().string();  // "folder/"
     sc.modelHash = r.modelHash;
-    for (int i = 0; i < r.settings.batchSize; ++i) sc.seeds.push_back(r.settings.seed + i);
+    for (int i = 0; i < r.settings.batchSize; ++i) sc.seeds.push_back(api::imageSeeds(r.settings, i).seed);
     sc.imageIndex = imageIndex;
     sc.timings = r.timings;
     sc.memory = r.memory;

@@ -58,8 +58,7 @@ bool isDefaultLike(const json& v) {
 // default-like values, plus those listed), with a warning otherwise.
 const std::map<std::string, std::vector<json>>& unbuiltFields() {
     static const std::map<std::string, std::vector<json>> fields{
-        {"styles", {}}, {"subseed", {-1}}, {"subseed_strength", {}}, {"seed_resize_from_h", {-1}},
-        {"seed_resize_from_w", {-1}}, {"restore_faces", {}}, {"tiling", {}}, {"do_not_save_samples", {true}},
+        {"styles", {}}, {"restore_faces", {}}, {"tiling", {}}, {"do_not_save_samples", {true}},
         {"do_not_save_grid", {true}}, {"eta", {1, 1.0}}, {"s_min_uncond", {}}, {"s_churn", {}}, {"s_tmax", {}},
         {"s_tmin", {}}, {"s_noise", {1, 1.0}}, {"override_settings_restore_afterwards", {true}}, {"script_name", {}},
         {"script_args", {}}, {"alwayson_scripts", {}}, {"firstphase_width", {}}, {"firstphase_height", {}},
@@ -151,6 +150,22 @@ void readOverrides(Body& b, ApiRun& run) {
     });
 }
 
+// A1111's variation seed: subseed -1 is a random one, as the seed; a resize of 0 or -1 is none.
+void readVariation(Body& b, api::VariationSetting& v) {
+    v.seed = -1;
+    b.read("subseed", [&](const json& x) { v.seed = integerOf(x, "subseed"); });
+    if (v.seed < 0) v.seed = randomSeed();
+    if (v.seed > 0xFFFFFFFFll * 1024) throw FieldError("subseed", "is too large");
+    b.read("subseed_strength", [&](const json& x) { v.strength = numberOf(x, "subseed_strength"); });
+    if (v.strength < 0 || v.strength > 1) throw FieldError("subseed_strength", "must be between 0 and 1");
+    const auto side = [&](const char* key, int& field) {
+        b.read(key, [&](const json& x) { field = int(std::max<int64_t>(0, inRange(integerOf(x, key), -1, 8192, key))); });
+    };
+    side("seed_resize_from_w", v.resizeFromWidth);
+    side("seed_resize_from_h", v.resizeFromHeight);
+    if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0)) v.resizeFromWidth = v.resizeFromHeight = 0;  // A1111 needs both
+}
+
 // What txt2img and img2img share (StableDiffusionProcessing's fields).
 ApiRun readCommon(Body& b) {
     ApiRun run;
@@ -162,6 +177,7 @@ ApiRun readCommon(Body& b) {
     b.read("seed", [&](const json& v) { s.seed = integerOf(v, "seed"); });
     if (s.seed < 0) s.seed = randomSeed();
     if (s.seed > 0xFFFFFFFFll * 1024) throw FieldError("seed", "is too large");
+    readVariation(b, s.variation);
     b.read("steps", [&](const json& v) { s.steps = inRange(integerOf(v, "steps"), 1, 1000, "steps"); });
     b.read("cfg_scale", [&](const json& v) { s.cfgScale = numberOf(v, "cfg_scale"); });
     if (s.cfgScale < 0 || s.cfgScale > 100) throw FieldError("cfg_scale", "must be between 0 and 100");

@@ -14,7 +14,7 @@ json runInfo(const ApiRun& request, const ServiceResult& result, const std::stri
          infotexts = json::array();
     for (const auto& image : result.images) {
         seeds.push_back(image.seed);
-        subseeds.push_back(image.seed);
+        subseeds.push_back(image.variationSeed);
         prompts.push_back(s.prompt);
         negatives.push_back(s.negativePrompt);
         infotexts.push_back(image.infotext);
@@ -27,12 +27,13 @@ json runInfo(const ApiRun& request, const ServiceResult& result, const std::stri
     return json{
         {"prompt", s.prompt}, {"all_prompts", prompts}, {"negative_prompt", s.negativePrompt},
         {"all_negative_prompts", negatives}, {"seed", result.images.empty() ? s.seed : result.images.front().seed},
-        {"all_seeds", seeds}, {"subseed", result.images.empty() ? s.seed : result.images.front().seed},
-        {"all_subseeds", subseeds}, {"subseed_strength", 0}, {"width", s.width}, {"height", s.height},
+        {"all_seeds", seeds}, {"subseed", result.images.empty() ? s.variation.seed : result.images.front().variationSeed},
+        {"all_subseeds", subseeds}, {"subseed_strength", s.variation.strength}, {"width", s.width}, {"height", s.height},
         {"sampler_name", s.sampler}, {"cfg_scale", s.cfgScale}, {"steps", s.steps}, {"batch_size", s.batchSize},
         {"restore_faces", false}, {"face_restoration_model", nullptr}, {"sd_model_name", result.modelName},
         {"sd_model_hash", result.modelHash.empty() ? json(nullptr) : json(result.modelHash)}, {"sd_vae_name", nullptr},
-        {"sd_vae_hash", nullptr}, {"seed_resize_from_w", -1}, {"seed_resize_from_h", -1},
+        {"sd_vae_hash", nullptr}, {"seed_resize_from_w", s.variation.resizes() ? s.variation.resizeFromWidth : -1},
+        {"seed_resize_from_h", s.variation.resizes() ? s.variation.resizeFromHeight : -1},
         {"denoising_strength", img2img ? json(s.strength) : s.hires.enabled ? json(s.hires.denoising) : json(nullptr)},
         {"extra_generation_params", json::object()}, {"index_of_first_image", 0}, {"infotexts", infotexts},
         {"styles", json::array()}, {"job_timestamp", result.jobTimestamp}, {"clip_skip", s.clipSkip},

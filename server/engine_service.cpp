@@ -96,7 +96,8 @@ struct EngineService::State : api::Observer {
             imaging::ExportRequest req;
             req.folder = options.outFolder;
             const auto file = imaging::exportImage(req, result.images[k], sc, result.modelName);
-            r.images.push_back({file.image, imaging::metadataFor(sc, result.modelName).parameters, s.seed + int64_t(k)});
+            const api::ImageSeeds seeds = api::imageSeeds(s, int64_t(k));
+            r.images.push_back({file.image, imaging::metadataFor(sc, result.modelName).parameters, seeds.seed, seeds.variationSeed});
             saved.push_back(file.image);
         }
         r.settings = result.settings, r.modelName = result.modelName, r.modelHash = result.modelHash;
@@ -120,8 +121,7 @@ struct EngineService::State : api::Observer {
                     cancel.reset();
                     now.iteration = it, now.step = 0, now.skipped = false;
                 }
-                api::GenerationSettings one = s;
-                one.seed = s.seed + int64_t(it) * s.batchSize;
+                const api::GenerationSettings one = api::fromImage(s, int64_t(it) * s.batchSize);
                 try {
                     generateOnce(one, r);
                 } catch (const api::Cancelled&) {

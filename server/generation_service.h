@@ -21,6 +21,7 @@ struct ServiceImage {
     std::string file;      // saved in the output folder, with its sidecar; in the library
     std::string infotext;  // its A1111 parameters text
     int64_t seed = 0;
+    int64_t variationSeed = 0;
 };
 
 struct ServiceResult {

@@ -10,7 +10,7 @@ namespace dd::server {
 
 void addSavedImages(const std::vector<std::string>& files, ServiceResult& r) {
     for (const auto& file : files) {
-        ServiceImage image{file, "", 0};
+        ServiceImage image{file, "", 0, 0};
         try {
             const auto text = imaging::readPngText(file);
             if (auto p = text.find("parameters"); p != text.end()) image.infotext = p->second;
@@ -18,7 +18,8 @@ void addSavedImages(const std::vector<std::string>& files, ServiceResult& r) {
             std::stringstream body;
             body << in.rdbuf();
             const auto sc = settings::readSidecar(body.str());
-            image.seed = sc.settings.seed + sc.imageIndex;
+            const api::ImageSeeds seeds = api::imageSeeds(sc.settings, sc.imageIndex);
+            image.seed = seeds.seed, image.variationSeed = seeds.variationSeed;
             r.settings = sc.settings, r.modelName = sc.modelName, r.modelHash = sc.modelHash;
         } catch (const std::exception&) {
             continue;

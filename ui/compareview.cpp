@@ -256,14 +256,11 @@ void CompareView::setResults(const api::GenerationResult& a, int indexA, const a
         return i >= 0 && size_t(i) < r.images.size() ? r.images[size_t(i)] : api::Image{};
     };
     const auto label = [](const api::GenerationResult& r, int i, const char* name) {
-        return QString("%1 \u00b7 seed %2").arg(name).arg(r.settings.seed + i);
+        return QString("%1 \u00b7 seed %2").arg(name).arg(api::imageSeeds(r.settings, i).seed);
     };
     setImages(image(a, indexA), image(b, indexB), label(a, indexA, "A"), label(b, indexB, "B"));
     // The seed each image was made with, not the batch's first one.
-    auto sa = a.settings, sb = b.settings;
-    sa.seed += indexA;
-    sb.seed += indexB;
-    setSettings(sa, sb);
+    setSettings(api::fromImage(a.settings, std::max(0, indexA)), api::fromImage(b.settings, std::max(0, indexB)));
     setEnvironments(a.environment, b.environment);
 }
 

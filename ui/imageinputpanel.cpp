@@ -156,6 +156,17 @@ void ImageInputPanel::useImage(const QString& path) {
 
 void ImageInputPanel::setMask(const QString& path) { m_mask->setText(path); }
 
+QString ImageInputPanel::initImage() const { return m_image->text().trimmed(); }
+
+QMargins ImageInputPanel::outpaint() const { return {m_left->value(), m_top->value(), m_right->value(), m_bottom->value()}; }
+
+void ImageInputPanel::setOutpaint(const QMargins& pixels) {
+    m_left->setValue(pixels.left());
+    m_top->setValue(pixels.top());
+    m_right->setValue(pixels.right());
+    m_bottom->setValue(pixels.bottom());
+}
+
 QString ImageInputPanel::summary() const {
     if (!isChecked() || m_image->text().trimmed().isEmpty()) return tr("off");
     api::GenerationSettings s;

@@ -5,6 +5,7 @@
 #include "core/api/generation_settings.h"
 
 #include <QGroupBox>
+#include <QMargins>
 
 class QCheckBox;
 class QComboBox;
@@ -26,6 +27,10 @@ public:
     // "Send to img2img": `path` becomes the init image, the mask is cleared, the group is switched on.
     void useImage(const QString& path);
     void setMask(const QString& path);  // a painted mask's file ("" = none)
+    QString initImage() const;
+    // The pixels an outpainting adds on each side (the canvas's extension frame).
+    QMargins outpaint() const;
+    void setOutpaint(const QMargins& pixels);
     // "off", "img2img 0.75", "inpaint 0.75": the folded section's summary.
     QString summary() const;
 

@@ -150,6 +150,9 @@ private:
     QWidget* buildCanvas();
     QToolBar* buildMaskBar(QWidget* canvas);
     void setPaintingMask(bool on);
+    void setExtendingCanvas(bool on);
+    void makeVariations(const QString& file);
+    bool takeShownImageAsInit(QAction* tool);
     void saveMask();
     void updateMaskedArea();  // the dashed "only masked" box on the canvas
     void showRunImages(const api::GenerationResult& result, const std::vector<QImage>& images, const QString& jobId);
@@ -209,6 +212,7 @@ private:
     QLabel* m_zoomLabel;
     QAction* m_gridAction;
     QAction* m_paintMask = nullptr;
+    QAction* m_extendCanvas = nullptr;
     QToolBar* m_maskBar = nullptr;
     QSpinBox *m_brushSize, *m_brushHardness;
     QAction* m_eraser;

@@ -67,6 +67,11 @@ QWidget* MainWindow::buildCanvas() {
     m_paintMask = add("canvasPaintMask", tr("Paint mask"), tr("Paint where this image should be repainted (inpainting)"), [] {}, true);
     m_paintMask->setCheckable(true);
     connect(m_paintMask, &QAction::toggled, this, &MainWindow::setPaintingMask);
+    m_extendCanvas = add("canvasExtend", tr("Extend"), tr("Drag the picture's edges outwards to add pixels (outpainting)"), [] {}, true);
+    m_extendCanvas->setCheckable(true);
+    connect(m_extendCanvas, &QAction::toggled, this, &MainWindow::setExtendingCanvas);
+    add("canvasVariations", tr("Variations…"), tr("Neighbours of this image: its seed's noise blended towards new seeds"),
+        [this, shown] { makeVariations(shown()); }, true);
     QAction* upscale = add("canvasUpscale", tr("Upscale"), tr("A bigger copy through an upscaler network, saved beside this image"),
                            [] {}, true);
     auto* upscaleMenu = new QMenu(canvas);
@@ -106,6 +111,8 @@ void MainWindow::updateImageActions() {
     m_keepLive->setVisible(m_shownJob == kLiveJob && m_run->canKeepLive());
     // The mask belongs to one image: another one on the canvas ends the painting.
     if (m_paintMask->isChecked() && (shownImageFile() != m_maskFor || m_preview->currentIndex() < 0)) m_paintMask->setChecked(false);
+    if (m_extendCanvas->isChecked() && (shownImageFile() != m_imageInput->initImage() || m_preview->currentIndex() < 0))
+        m_extendCanvas->setChecked(false);
     m_gridAction->setVisible(m_preview->isFinal() && m_preview->imageCount() > 1);
     m_gridAction->setEnabled(m_preview->currentIndex() >= 0);
     m_zoomLabel->setText(m_preview->isFinal() && !m_preview->showsGrid() && m_preview->imageCount() > 0
@@ -119,7 +126,7 @@ void MainWindow::showRunImages(const api::GenerationResult& result, const std::v
     QList<QImage> shown(images.begin(), images.end());
     QStringList captions;
     for (size_t i = 0; i < images.size(); ++i)
-        captions << captionFor(result.settings.seed + int64_t(i), QString::fromStdString(result.settings.prompt));
+        captions << captionFor(api::imageSeeds(result.settings, int64_t(i)).seed, QString::fromStdString(result.settings.prompt));
     m_shownFiles.clear();
     m_shownJob = jobId;
     if (!shown.isEmpty()) m_preview->showBatch(shown, captions);

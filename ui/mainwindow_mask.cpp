@@ -2,6 +2,8 @@
 // next run's starting image and opens a second bar: brush size and hardness, eraser, invert, clear, undo, redo,
 // load a mask file. Every edit saves the mask (named by its content, in the cache folder) into the "Start from an
 // image" section, where Generate takes it like a mask file; the result keeps a copy beside it.
+// "Extend" on the same bar outpaints instead: the canvas frames the shown image, and dragging the frame's edges sets
+// the section's pixels to add on each side. The two are exclusive, as the engine makes its own mask to outpaint.
 #include "core/pipeline/masked_area.h"
 #include "imaging/run_images.h"
 #include "ui/dialoghooks.h"
@@ -83,6 +85,8 @@ QToolBar* MainWindow::buildMaskBar(QWidget* canvas) {
     load->setToolTip(tr("A mask from a file (white repaints), scaled to the image"));
     connect(m_preview, &PreviewView::maskEdited, this, &MainWindow::saveMask);
     connect(m_imageInput, &ImageInputPanel::changed, this, &MainWindow::updateMaskedArea);
+    connect(m_preview, &PreviewView::extensionEdited, m_imageInput, &ImageInputPanel::setOutpaint);
+    connect(m_imageInput, &ImageInputPanel::changed, this, [this] { m_preview->setExtension(m_imageInput->outpaint()); });
     auto* hint = new QLabel(tr("  red repaints · right button erases · middle button pans"), bar);
     hint->setEnabled(false);  // greyed: a reminder, not a control
     bar->addWidget(hint);
@@ -90,26 +94,50 @@ QToolBar* MainWindow::buildMaskBar(QWidget* canvas) {
     return bar;
 }
 
+// The shown image as the next run's starting image, for a canvas tool; false (and `tool` unchecked) when there
+// is no single saved image on the canvas.
+bool MainWindow::takeShownImageAsInit(QAction* tool) {
+    const QString file = shownImageFile();
+    if (file.isEmpty() || !m_preview->isFinal() || m_preview->currentIndex() < 0) {
+        tool->setChecked(false);
+        statusBar()->showMessage(tr("Open one saved image on the canvas to %1 it").arg(tool->text().toLower()), 5000);
+        return false;
+    }
+    if (m_imageInput->initImage() != file) m_imageInput->useImage(file);
+    m_imageInput->setChecked(true);
+    return true;
+}
+
 // On: the shown image becomes the starting image (its mask kept when it already was) and the canvas paints.
 void MainWindow::setPaintingMask(bool on) {
-    const QString file = shownImageFile();
-    if (on && (file.isEmpty() || !m_preview->isFinal() || m_preview->currentIndex() < 0)) {
-        m_paintMask->setChecked(false);
-        statusBar()->showMessage(tr("Open one saved image on the canvas to paint its mask"), 5000);
-        return;
-    }
+    if (on && !takeShownImageAsInit(m_paintMask)) return;
     if (on) {
+        m_extendCanvas->setChecked(false);
+        m_imageInput->setOutpaint({});
+        const QString file = shownImageFile();
         const QSize size = m_preview->image().size();
         if (!m_maskLayer || m_maskFor != file || m_maskLayer->size() != size) {
             m_maskLayer = std::make_unique<MaskLayer>(size);
             m_maskFor = file;
-            m_imageInput->useImage(file);
         }
-        m_imageInput->setChecked(true);
+        saveMask();  // a mask painted before, set aside by Extend, comes back
     }
     m_preview->setMaskLayer(on ? m_maskLayer.get() : nullptr);
     m_maskBar->setVisible(on);
     updateMaskedArea();
+    if (on) m_preview->setFocus();
+}
+
+// On: the canvas shows the outpainting's frame around the shown image; its edges set the section's pixels.
+void MainWindow::setExtendingCanvas(bool on) {
+    if (on && !takeShownImageAsInit(m_extendCanvas)) return;
+    if (on) {
+        m_paintMask->setChecked(false);
+        m_imageInput->setMask({});
+        m_preview->setExtension(m_imageInput->outpaint());
+        statusBar()->showMessage(tr("Drag an edge of the picture outwards to add pixels there, then Generate"), 8000);
+    }
+    m_preview->setExtending(on);
     if (on) m_preview->setFocus();
 }
 

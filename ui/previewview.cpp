@@ -2,9 +2,12 @@
 
 #include "ui/masklayer.h"
 
+#include "core/api/generation_settings.h"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPainterPath>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -119,7 +122,15 @@ void PreviewView::setZoom(double zoom) {
 }
 
 void PreviewView::fitToView() {
-    m_view.fit(image().size(), picturePane().size());
+    if (extending()) {
+        // The whole frame in view, so every edge can be taken.
+        const QMargins& m = m_extension;
+        const QSize whole = image().size().grownBy(m);
+        m_view.fit(whole, picturePane().size());
+        m_view.center -= QPointF(m.left(), m.top());
+    } else {
+        m_view.fit(image().size(), picturePane().size());
+    }
     m_fitted = true;
     emit zoomChanged(m_view.zoom);
     update();
@@ -158,6 +169,7 @@ void PreviewView::paintEvent(QPaintEvent*) {
         p.setClipRect(pane);
         p.drawImage(m_view.imageRect(pane, image().size()), image());
         if (painting()) paintMask(p, pane);
+        if (extending()) paintExtension(p);
         p.restore();
     }
     const QRect strip(0, pane.bottom() + 1, width(), height() - pane.height());
@@ -182,6 +194,10 @@ void PreviewView::wheelEvent(QWheelEvent* e) {
 void PreviewView::mousePressEvent(QMouseEvent* e) {
     m_dragFrom = e->position();
     m_dragged = false;
+    if (extending() && e->button() == Qt::LeftButton) {
+        m_dragSide = frame().sideAt(m_extension, e->position());
+        if (m_dragSide != OutpaintFrame::None) return;
+    }
     if (painting() && (e->button() == Qt::LeftButton || e->button() == Qt::RightButton)) {
         m_stroking = true;
         m_strokeErases = m_eraser != (e->button() == Qt::RightButton);
@@ -193,6 +209,20 @@ void PreviewView::mousePressEvent(QMouseEvent* e) {
 }
 
 void PreviewView::mouseMoveEvent(QMouseEvent* e) {
+    if (m_dragSide != OutpaintFrame::None) {
+        const QMargins m = OutpaintFrame::with(m_extension, m_dragSide, frame().pixelsAt(m_dragSide, e->position()));
+        if (m != m_extension) {
+            m_extension = m;
+            emit extensionEdited(m);
+            update();
+        }
+        return;
+    }
+    if (extending() && !e->buttons()) {
+        const auto side = frame().sideAt(m_extension, e->position());
+        setCursor(side == OutpaintFrame::None ? Qt::ArrowCursor
+                  : side == OutpaintFrame::Left || side == OutpaintFrame::Right ? Qt::SizeHorCursor : Qt::SizeVerCursor);
+    }
     if (painting()) {
         m_cursor = e->position();
         if (m_stroking) {
@@ -216,6 +246,11 @@ void PreviewView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void PreviewView::mouseReleaseEvent(QMouseEvent* e) {
+    if (m_dragSide != OutpaintFrame::None) {
+        m_dragSide = OutpaintFrame::None;
+        if (m_fitted) fitToView();  // the grown frame comes into view
+        return;
+    }
     if (m_stroking) {
         m_stroking = false;
         emit maskEdited();
@@ -267,7 +302,7 @@ bool PreviewView::painting() const { return m_mask && zoomable() && m_mask->size
 void PreviewView::setMaskLayer(MaskLayer* mask) {
     m_mask = mask;
     m_stroking = false;
-    setMouseTracking(mask != nullptr);
+    setMouseTracking(mask != nullptr || m_extending);
     setCursor(mask ? Qt::CrossCursor : Qt::ArrowCursor);
     maskChanged();
 }
@@ -288,6 +323,72 @@ void PreviewView::setMaskedArea(const QRect& box) {
     if (box == m_maskedArea) return;
     m_maskedArea = box;
     update();
+}
+
+void PreviewView::setExtending(bool on) {
+    if (on == m_extending) return;
+    m_extending = on;
+    m_dragSide = OutpaintFrame::None;
+    setMouseTracking(on || m_mask);
+    if (!on) setCursor(m_mask ? Qt::CrossCursor : Qt::ArrowCursor);
+    if (m_fitted) fitToView();
+    update();
+}
+
+void PreviewView::setExtension(const QMargins& pixels) {
+    if (pixels == m_extension) return;
+    m_extension = pixels;
+    if (m_fitted && m_dragSide == OutpaintFrame::None) fitToView();
+    update();
+}
+
+OutpaintFrame PreviewView::frame() const { return {m_view.imageRect(picturePane(), image().size()), m_view.zoom}; }
+
+QRectF PreviewView::extensionFrame() const { return extending() ? frame().extended(m_extension) : QRectF(); }
+
+// The added pixels as a checkerboard (nothing there yet), the frame dashed, a handle in the middle of each edge,
+// and what the run will make: "+N" on each grown side and the new size.
+void PreviewView::paintExtension(QPainter& p) {
+    static const QPixmap checker = [] {
+        QPixmap tile(16, 16);
+        tile.fill(QColor(90, 90, 90));
+        QPainter t(&tile);
+        t.fillRect(0, 0, 8, 8, QColor(130, 130, 130));
+        t.fillRect(8, 8, 8, 8, QColor(130, 130, 130));
+        return tile;
+    }();
+    const OutpaintFrame f = frame();
+    const QRectF outer = f.extended(m_extension);
+    QPainterPath ring;
+    ring.addRect(outer);
+    ring.addRect(f.picture);  // odd-even fill: the frame only
+    p.fillPath(ring, QBrush(checker));
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(Qt::black, 3));
+    p.drawRect(outer);
+    p.setPen(QPen(Qt::white, 1, Qt::DashLine));
+    p.drawRect(outer);
+    const QPointF handles[] = {{outer.left(), outer.center().y()}, {outer.center().x(), outer.top()},
+                               {outer.right(), outer.center().y()}, {outer.center().x(), outer.bottom()}};
+    p.setPen(QPen(Qt::black, 1));
+    p.setBrush(Qt::white);
+    for (const QPointF& h : handles) p.drawRect(QRectF(h - QPointF(5, 5), QSizeF(10, 10)));
+
+    api::OutpaintSetting o{m_extension.left(), m_extension.top(), m_extension.right(), m_extension.bottom()};
+    const api::Size size = api::fitOutpaint(o, image().width(), image().height());
+    p.setPen(Qt::white);
+    const auto label = [&](const QRectF& box, int pixels) {
+        if (pixels > 0) p.drawText(box, Qt::AlignCenter, QStringLiteral("+%1").arg(pixels));
+    };
+    const QRectF& in = f.picture;
+    label(QRectF(QPointF(outer.left(), in.top()), QPointF(in.left(), in.bottom())), o.left);
+    label(QRectF(QPointF(in.left(), outer.top()), QPointF(in.right(), in.top())), o.top);
+    label(QRectF(QPointF(in.right(), in.top()), QPointF(outer.right(), in.bottom())), o.right);
+    label(QRectF(QPointF(in.left(), in.bottom()), QPointF(in.right(), outer.bottom())), o.bottom);
+    const QString total = QStringLiteral("%1 × %2").arg(size.width).arg(size.height);
+    const QRectF tag(outer.topLeft() + QPointF(8, 8), QSizeF(fontMetrics().horizontalAdvance(total) + 10, fontMetrics().height() + 4));
+    p.fillRect(tag, QColor(0, 0, 0, 160));
+    p.drawText(tag, Qt::AlignCenter, total);
 }
 
 void PreviewView::paintMask(QPainter& p, const QRect& pane) {

@@ -6,10 +6,14 @@
 // or for a single image, they ask the window for the previous / next result (stepRequested).
 // With a mask layer (setMaskLayer) the shown image is painted on: the left button paints the mask, the right
 // button erases, the middle button pans; the mask shows as a red tint and the brush as a circle.
+// Extending (setExtending) shows the pixels an outpainting adds as a checkered frame around the picture, whose
+// edges are dragged outwards to add more (OutpaintFrame); the view is fitted to the whole frame.
+#include "ui/outpaintframe.h"
 #include "ui/viewtransform.h"
 
 #include <QImage>
 #include <QList>
+#include <QMargins>
 #include <QStringList>
 #include <QWidget>
 
@@ -52,6 +56,12 @@ public:
     // The box "only masked" inpainting will work on, in image pixels, drawn dashed over the mask (null: none).
     void setMaskedArea(const QRect& box);
     QRect maskedArea() const { return m_maskedArea; }
+    // The outpainting's frame: pixels added on each side of the shown image, dragged on the canvas while extending.
+    void setExtending(bool on);
+    bool isExtending() const { return m_extending; }
+    void setExtension(const QMargins& pixels);
+    QMargins extension() const { return m_extension; }
+    QRectF extensionFrame() const;  // in widget coordinates (null unless extending a shown image)
 
     QSize sizeHint() const override { return {512, 512}; }
 
@@ -61,6 +71,7 @@ signals:
     void zoomChanged(double zoom);
     void maskEdited();                // a stroke ended
     void brushRadiusChanged(double radius);  // [ and ] while painting
+    void extensionEdited(const QMargins& pixels);  // an edge of the frame was dragged
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -79,6 +90,9 @@ private:
     bool zoomable() const { return m_final && !m_images.isEmpty() && m_current >= 0; }
     bool painting() const;  // a mask layer of the shown image's size
     void paintMask(QPainter& p, const QRect& pane);
+    bool extending() const { return m_extending && zoomable(); }
+    OutpaintFrame frame() const;
+    void paintExtension(QPainter& p);
     void setShown(const QList<QImage>& images, const QStringList& captions);
     void step(int delta);
 
@@ -102,6 +116,9 @@ private:
     QPointF m_strokeAt;       // the last stroke point, in image pixels
     QRect m_maskedArea;
     QPointF m_cursor{-1, -1};  // where the brush circle is drawn, in widget coordinates
+    bool m_extending = false;
+    QMargins m_extension;
+    OutpaintFrame::Side m_dragSide = OutpaintFrame::None;
 };
 
 } // namespace dd::ui

@@ -11,6 +11,7 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -211,6 +212,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
     form->addRow(tr("Seed"), seedRow);
+    m_variationSection = new Section(tr("Variation seed"), buildVariationBox(), this);
+    form->addRow(m_variationSection);
     form->addRow(tr("Size"), sizeRow);
     form->addRow(tr("Batch"), batchRow);
     // Few runs use a refiner: one folded line until it is wanted (or set).
@@ -266,6 +269,10 @@ api::GenerationSettings PromptPanel::settings() const {
     if (refiner != s.refiner.model) s.refiner.hash.clear();  // the engine fills in the chosen one's
     s.refiner.model = refiner;
     s.refiner.switchAt = m_refinerSwitch->value();
+    s.variation.seed = int64_t(m_variationSeed->value());
+    s.variation.strength = m_variationStrength->value();
+    s.variation.resizeFromWidth = m_resizeFromWidth->value();
+    s.variation.resizeFromHeight = m_resizeFromHeight->value();
     return s;
 }
 
@@ -286,7 +293,69 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_refiner->setText(QString::fromStdString(s.refiner.model));
     m_refinerSwitch->setValue(s.refiner.switchAt);
     if (s.refiner.enabled()) m_refinerSection->setExpanded(true);  // restored settings show what they use
+    m_variationSeed->setValue(double(s.variation.seed));
+    m_variationStrength->setValue(s.variation.strength);
+    m_resizeFromWidth->setValue(s.variation.resizeFromWidth);
+    m_resizeFromHeight->setValue(s.variation.resizeFromHeight);
+    if (s.variation.enabled()) m_variationSection->setExpanded(true);
+    updateVariationSummary();
     updateTokenCounts();
+}
+
+// Seed, strength and "seed resize from" (0 × 0: off), as A1111's "Extra" seed options.
+QWidget* PromptPanel::buildVariationBox() {
+    auto* box = new QWidget(this);
+    box->setObjectName("variationBox");
+    m_variationSeed = new QDoubleSpinBox(box);
+    m_variationSeed->setObjectName("variationSeed");
+    m_variationSeed->setDecimals(0);
+    m_variationSeed->setRange(0, 4294967295.0);
+    m_variationSeed->setToolTip(tr("The seed whose noise this picture's is blended towards"));
+    auto* dice = toolButton("diceVariationSeed", QStringLiteral("⚄"), tr("Roll a random variation seed"), box);
+    connect(dice, &QToolButton::clicked, this,
+            [this] { m_variationSeed->setValue(double(QRandomGenerator::global()->bounded(quint32(0xffffffffu)))); });
+    m_variationStrength = new QDoubleSpinBox(box);
+    m_variationStrength->setObjectName("variationStrength");
+    m_variationStrength->setRange(0, 1);
+    m_variationStrength->setSingleStep(0.05);
+    m_variationStrength->setDecimals(2);
+    m_variationStrength->setPrefix(tr("strength "));
+    m_variationStrength->setToolTip(tr("0 keeps the picture, 1 is the variation seed's own; a batch then keeps the seed "
+                                       "and counts the variation seed on"));
+    m_resizeFromWidth = spin("resizeFromWidth", 0, 8192, 8, box);
+    m_resizeFromHeight = spin("resizeFromHeight", 0, 8192, 8, box);
+    for (QSpinBox* s : {m_resizeFromWidth, m_resizeFromHeight}) {
+        s->setSpecialValueText(tr("off"));
+        s->setToolTip(tr("Seed resize from: the noise drawn as for this size, so a picture keeps its composition at "
+                         "another size (0: off)"));
+    }
+    auto* grid = new QGridLayout(box);
+    grid->setContentsMargins(0, 0, 0, 0);
+    auto* seedRow = new QHBoxLayout;
+    seedRow->addWidget(m_variationSeed, 1);
+    seedRow->addWidget(dice);
+    seedRow->addWidget(m_variationStrength);
+    grid->addLayout(seedRow, 0, 0, 1, 4);
+    grid->addWidget(new QLabel(tr("resize from"), box), 1, 0);
+    grid->addWidget(m_resizeFromWidth, 1, 1);
+    grid->addWidget(new QLabel(QStringLiteral("×"), box), 1, 2);
+    grid->addWidget(m_resizeFromHeight, 1, 3);
+    connect(m_variationSeed, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
+    connect(m_variationStrength, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
+    for (QSpinBox* s : {m_resizeFromWidth, m_resizeFromHeight})
+        connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
+    for (QDoubleSpinBox* s : {m_variationSeed, m_variationStrength})
+        connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::edited);
+    return box;
+}
+
+void PromptPanel::updateVariationSummary() {
+    QStringList parts;
+    if (m_variationStrength->value() > 0)
+        parts << tr("%1 towards %2").arg(m_variationStrength->value(), 0, 'f', 2).arg(qint64(m_variationSeed->value()));
+    if (m_resizeFromWidth->value() > 0 && m_resizeFromHeight->value() > 0)
+        parts << tr("from %1 × %2").arg(m_resizeFromWidth->value()).arg(m_resizeFromHeight->value());
+    m_variationSection->setSummary(parts.isEmpty() ? tr("off") : parts.join(QStringLiteral(" · ")));
 }
 
 void PromptPanel::updateRefinerSummary() {
@@ -309,5 +378,6 @@ void PromptPanel::setRefinerPath(const QString& path) {
 bool PromptPanel::randomSeed() const { return m_random->isChecked(); }
 void PromptPanel::setRandomSeed(bool on) { m_random->setChecked(on); }
 int PromptPanel::batchCount() const { return m_batchCount->value(); }
+void PromptPanel::setBatchCount(int runs) { m_batchCount->setValue(runs); }
 
 } // namespace dd::ui

@@ -34,6 +34,7 @@ public:
     // The refiner field alone (a restored refiner found on disk); its hash is the engine's to fill in again.
     void setRefinerPath(const QString& path);
     int batchCount() const;
+    void setBatchCount(int runs);
     QPlainTextEdit* promptEdit() const { return m_prompt; }
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
@@ -47,6 +48,8 @@ signals:
 private:
     void updateTokenCounts();
     void updateRefinerSummary();
+    void updateVariationSummary();
+    QWidget* buildVariationBox();
     void applySizePreset(int index);
 
     QPlainTextEdit* m_prompt;
@@ -69,6 +72,11 @@ private:
     QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
     QDoubleSpinBox* m_refinerSwitch;
     Section* m_refinerSection;
+    // A1111's variation seed (docs/explore.md): a folded line under the seed.
+    QDoubleSpinBox* m_variationSeed;
+    QDoubleSpinBox* m_variationStrength;
+    QSpinBox *m_resizeFromWidth, *m_resizeFromHeight;
+    Section* m_variationSection;
     int64_t m_lastSeed = -1;
     api::GenerationSettings m_hidden;  // fields this panel does not edit, kept through setSettings
 };

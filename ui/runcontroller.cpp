@@ -72,8 +72,7 @@ int RunController::waitingCount() const {
 // One job per run of the batch count (seed + i · batch size); they run after whatever runs now.
 void RunController::generate(const api::GenerationSettings& settings, int runs, const QString& tag) {
     for (int i = 0; i < runs; ++i) {
-        api::GenerationSettings job = settings;
-        job.seed = settings.seed + int64_t(i) * settings.batchSize;
+        const api::GenerationSettings job = api::fromImage(settings, int64_t(i) * settings.batchSize);
         ++m_enqueuesInFlight;
         nlohmann::json spec = job;
         if (!tag.isEmpty()) spec["api_task"] = tag.toStdString();

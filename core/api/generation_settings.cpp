@@ -86,6 +86,31 @@ void from_json(const nlohmann::json& j, HiresSetting& h) {
     get("upscaler_hash", h.upscalerHash);
 }
 
+void to_json(nlohmann::json& j, const VariationSetting& v) {
+    j = {{"seed", v.seed}, {"strength", v.strength}, {"resize_from_width", v.resizeFromWidth},
+         {"resize_from_height", v.resizeFromHeight}};
+}
+
+void from_json(const nlohmann::json& j, VariationSetting& v) {
+    auto get = [&](const char* key, auto& field) { readIfPresent(j, key, field); };
+    get("seed", v.seed);
+    get("strength", v.strength);
+    get("resize_from_width", v.resizeFromWidth);
+    get("resize_from_height", v.resizeFromHeight);
+}
+
+ImageSeeds imageSeeds(const GenerationSettings& s, int64_t i) {
+    if (s.variation.blends()) return {s.seed, s.variation.seed + i};
+    return {s.seed + i, s.variation.seed + i};
+}
+
+GenerationSettings fromImage(GenerationSettings s, int64_t i) {
+    const ImageSeeds first = imageSeeds(s, i);
+    s.seed = first.seed;
+    s.variation.seed = first.variationSeed;
+    return s;
+}
+
 void to_json(nlohmann::json& j, const GenerationSettings& s) {
     j = {{"model", s.model}, {"prompt", s.prompt}, {"negative_prompt", s.negativePrompt}, {"seed", s.seed},
          {"steps", s.steps}, {"cfg_scale", s.cfgScale}, {"guidance_rescale", s.guidanceRescale}, {"sampler", s.sampler},
@@ -104,6 +129,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (s.inpaint.enabled()) j["inpaint"] = s.inpaint;
     if (s.hires.enabled) j["hires"] = s.hires;
     if (s.outpaint.enabled()) j["outpaint"] = s.outpaint;
+    if (s.variation.enabled()) j["variation"] = s.variation;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -138,6 +164,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("inpaint", s.inpaint);
     get("hires", s.hires);
     get("outpaint", s.outpaint);
+    get("variation", s.variation);
 }
 
 void validate(const GenerationSettings& s) {
@@ -158,6 +185,12 @@ void validate(const GenerationSettings& s) {
         fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
+    const VariationSetting& v = s.variation;
+    if (v.seed < 0) fail("variation seed must not be negative");
+    if (!(v.strength >= 0 && v.strength <= 1)) fail("variation seed strength must be between 0 and 1");
+    if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0) || v.resizeFromWidth < 0 || v.resizeFromHeight < 0)
+        fail("seed resize from needs both a width and a height (or neither)");
+    if (v.resizeFromWidth > 8192 || v.resizeFromHeight > 8192) fail("seed resize from must be at most 8192x8192");
     if (s.loraMode != "merge" && s.loraMode != "side")
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
     for (const auto& l : s.loras)

@@ -80,11 +80,26 @@ struct HiresSetting {
     bool operator==(const HiresSetting&) const = default;
 };
 
+// A1111's variation seeds (docs/explore.md): the starting noise blended by spherical interpolation with the noise
+// of another seed, `strength` of the way (0: off), and/or drawn at another size (`resizeFrom`, A1111's "Seed resize
+// from") and placed in the middle, so a picture made at one size keeps its composition at another. With a strength,
+// every image of a batch keeps the seed and image i uses variation seed + i: a batch is neighbours of one picture.
+struct VariationSetting {
+    int64_t seed = 0;          // A1111 "Variation seed"
+    double strength = 0.0;     // A1111 "Variation seed strength"
+    int resizeFromWidth = 0;   // A1111 "Seed resize from" (both set, or neither)
+    int resizeFromHeight = 0;
+    bool blends() const { return strength > 0; }
+    bool resizes() const { return resizeFromWidth > 0 && resizeFromHeight > 0; }
+    bool enabled() const { return blends() || resizes(); }
+    bool operator==(const VariationSetting&) const = default;
+};
+
 struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
     std::string prompt;
     std::string negativePrompt;
-    int64_t seed = 0;              // image i of a batch uses seed + i (A1111 convention)
+    int64_t seed = 0;              // image i of a batch uses seed + i (A1111 convention; imageSeeds)
     int steps = 20;
     double cfgScale = 7.0;
     double guidanceRescale = 0.0;
@@ -110,6 +125,7 @@ struct GenerationSettings {
     InpaintSetting inpaint;        // needs initImage
     HiresSetting hires;            // txt2img only
     OutpaintSetting outpaint;      // needs initImage; no inpaint.mask (its mask is made from the extension)
+    VariationSetting variation;
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
     MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,
@@ -133,9 +149,20 @@ void to_json(nlohmann::json& j, const OutpaintSetting& o);
 void from_json(const nlohmann::json& j, OutpaintSetting& o);
 void to_json(nlohmann::json& j, const HiresSetting& h);
 void from_json(const nlohmann::json& j, HiresSetting& h);
+void to_json(nlohmann::json& j, const VariationSetting& v);
+void from_json(const nlohmann::json& j, VariationSetting& v);
 void to_json(nlohmann::json& j, const GenerationSettings& s);
 // Missing fields keep their defaults; wrong types throw nlohmann::json::exception.
 void from_json(const nlohmann::json& j, GenerationSettings& s);
+
+// Image i of a batch (or of a run's batches, counted on): its seed and variation seed. A1111's convention: seed + i,
+// or, while the variation blends, the seed for all and variation seed + i.
+struct ImageSeeds {
+    int64_t seed = 0, variationSeed = 0;
+};
+ImageSeeds imageSeeds(const GenerationSettings& s, int64_t i);
+// The settings that make image i first: the job after `i` images of a batch count, or image i of a batch alone.
+GenerationSettings fromImage(GenerationSettings s, int64_t i);
 
 // Throws std::invalid_argument with a message a person can act on (size not a multiple of 8, steps < 1...).
 void validate(const GenerationSettings& s);

@@ -67,7 +67,7 @@ std::string describe(const VerifyReport& report) {
     std::string s = report.identical ? "identical" : "NOT identical";
     s += report.ranTwice ? " (no recorded image: the settings were run twice)\n" : "\n";
     for (const auto& v : report.images) {
-        s += "image " + std::to_string(v.index) + " (seed " + std::to_string(report.rerun.settings.seed + v.index) + "): ";
+        s += "image " + std::to_string(v.index) + " (seed " + std::to_string(api::imageSeeds(report.rerun.settings, v.index).seed) + "): ";
         if (v.identical()) s += "sha256 " + v.expectedSha256 + "\n";
         else s += "recorded " + v.expectedSha256 + ", rerun " + v.actualSha256 + "\n  " + describe(v.pixels) + "\n";
     }

@@ -21,7 +21,7 @@ namespace dd::compare {
 std::string pixelSha256(const api::Image& image);
 
 struct RecordedImage {
-    int index = 0;  // position in the batch (its seed is settings.seed + index)
+    int index = 0;  // position in the batch (its seeds: api::imageSeeds(settings, index))
     api::Image image;
 };
 

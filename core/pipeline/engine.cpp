@@ -35,6 +35,7 @@
 #include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
 #include "core/pipeline/upscale.h"
+#include "core/pipeline/variation_noise.h"
 #include "core/sched/scheduler.h"
 #include "core/text/prompt_encoder.h"
 #include "core/text/prompt_parser.h"
@@ -246,10 +247,12 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     return nets;
 }
 
-// Image i of a batch draws from its own CPU generator seeded seed + i, so any image of a batch can be remade alone.
+// Image i of a batch draws from its own CPU generator seeded with its seed (seed + i, or the seed for all while a
+// variation blends), so any image of a batch can be remade alone.
 std::vector<at::Generator> imageGenerators(const api::GenerationSettings& s) {
     std::vector<at::Generator> gens;
-    for (int64_t i = 0; i < s.batchSize; ++i) gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(s.seed + i)));
+    for (int64_t i = 0; i < s.batchSize; ++i)
+        gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(api::imageSeeds(s, i).seed)));
     return gens;
 }
 
@@ -749,7 +752,7 @@ private:
         // An inpainting UNet repaints everything again, at the second pass's size.
         if (m_inpaint) m_inpaint = repaintEverything(upscaled.sizes().vec());
         sched::NoiseSource fresh(gens);
-        const auto x = second->addNoise(upscaled, fresh.randn(upscaled.sizes(), torch::kFloat32, device()), cut.beginIndex);
+        const auto x = second->addNoise(upscaled, startNoise(gens, fresh, upscaled.sizes()), cut.beginIndex);
         api::GenerationSettings large = s;
         large.width = to.width;
         large.height = to.height;
@@ -778,6 +781,11 @@ private:
         return encodeSampled(torch::cat(pixels), gens);
     }
 
+    // The batch's starting noise, with the settings' variation seed (pipeline/variation_noise.h).
+    torch::Tensor startNoise(std::vector<at::Generator>& gens, sched::NoiseSource& noise, at::IntArrayRef shape) {
+        return startingNoise(s, gens, noise, shape, model().vaeScaleFactor(), device());
+    }
+
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
     // (img2img; `begin` becomes that step), or an inpainting's start (inpaintLatents).
     torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
@@ -787,7 +795,7 @@ private:
         const std::vector<int64_t> shape{s.batchSize, m.vae->config().latentChannels, s.height / f, s.width / f};
         torch::Tensor latents;
         if (!m_images.init) {
-            latents = noise.randn(shape, torch::kFloat32, device()) * scheduler.initNoiseSigma();
+            latents = startNoise(gens, noise, shape) * scheduler.initNoiseSigma();
         } else {
             const auto schedule = scheduler.img2imgTimesteps(s.strength);
             begin = schedule.beginIndex;
@@ -797,7 +805,7 @@ private:
             const auto pixels = imageToTensor(fill ? fillMasked(*m_images.init, *m_images.mask) : *m_images.init, s.width, s.height, device());
             if (m_images.mask) return inpaintLatents(scheduler, pixels, gens, noise, shape, begin);
             const auto x0 = encodeSampled(pixels, gens);  // before the noise: both draw from the same generators
-            latents = scheduler.addNoise(x0, noise.randn(shape, torch::kFloat32, device()), begin);
+            latents = scheduler.addNoise(x0, startNoise(gens, noise, shape), begin);
         }
         if (m.unet->config().inChannels == 9) m_inpaint = repaintEverything(shape);
         return latents;
@@ -836,7 +844,7 @@ private:
         InpaintLatents in;
         in.concat = unetChannels == 9;
         if (!in.concat || !strengthMax) in.imageLatents = encodeSampled(pixels, gens);
-        in.noise = noise.randn(shape, torch::kFloat32, device());
+        in.noise = startNoise(gens, noise, shape);
         if (in.concat) {
             in.maskedLatents = encodeSampled(pixels * (1 - binary), gens);
         } else {

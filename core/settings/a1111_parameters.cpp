@@ -552,6 +552,27 @@ bool readRefinerSwitch(std::string_view v, Reading& r) {
     return true;
 }
 
+bool readVariationSeed(std::string_view v, Reading& r) {
+    const auto n = detail::parseInteger(detail::trim(v));
+    if (!n || *n < 0) return false;
+    r.info.settings.variation.seed = *n;
+    return true;
+}
+
+bool readVariationStrength(std::string_view v, Reading& r) {
+    const auto d = detail::parseNumber(v);
+    if (!d || *d < 0 || *d > 1) return false;
+    r.info.settings.variation.strength = *d;
+    return true;
+}
+
+bool readSeedResize(std::string_view v, Reading& r) {
+    const auto size = parseSize(detail::trim(v));
+    if (!size || size->first > 8192 || size->second > 8192) return false;
+    r.info.settings.variation.resizeFromWidth = size->first, r.info.settings.variation.resizeFromHeight = size->second;
+    return true;
+}
+
 // One A1111 key: how it is written and read. The table's order is create_infotext's (the writer's) and the
 // reader's; ControlNet units, extra keys and Version follow it.
 struct Key {
@@ -571,11 +592,21 @@ const Key kKeys[] = {
     {"Sampler", [](S s, O) -> Written { return writtenSamplerSchedule(s).first; }, readSampler},
     {"Schedule type", [](S s, O) -> Written { return writtenSamplerSchedule(s).second; }, readScheduleOnly},
     {"CFG scale", [](S s, O) -> Written { return formatNumber(s.cfgScale); }, readNumber<&Settings::cfgScale>, "cfg_scale"},
-    {"Seed", [](S s, O o) -> Written { return std::to_string(s.seed + o.batchIndex); },
+    {"Seed", [](S s, O o) -> Written { return std::to_string(api::imageSeeds(s, o.batchIndex).seed); },
      readInteger<&Settings::seed, 0, INT64_MAX>, "seed"},
     {"Size", [](S s, O) -> Written { return std::to_string(s.width) + "x" + std::to_string(s.height); }, readSize},
     {"Model hash", [](S, O o) -> Written { return o.modelHash.empty() ? Written() : o.modelHash; }, readModelHash},
     {"Model", writtenModel, readModel},
+    {"Variation seed", [](S s, O o) -> Written {
+         return s.variation.blends() ? Written(std::to_string(api::imageSeeds(s, o.batchIndex).variationSeed)) : Written();
+     }, readVariationSeed, "variation"},
+    {"Variation seed strength", [](S s, O) -> Written {
+         return s.variation.blends() ? Written(formatNumber(s.variation.strength)) : Written();
+     }, readVariationStrength, "variation"},
+    {"Seed resize from", [](S s, O) -> Written {
+         const auto& v = s.variation;
+         return v.resizes() ? Written(std::to_string(v.resizeFromWidth) + "x" + std::to_string(v.resizeFromHeight)) : Written();
+     }, readSeedResize, "variation"},
     {"Denoising strength", [](S s, O) -> Written {
          return s.hires.enabled ? Written(formatNumber(s.hires.denoising)) : s.initImage.empty() ? Written() : formatNumber(s.strength);
      }, readNumber<&Settings::strength>, "strength"},

@@ -145,9 +145,8 @@ GenerationInfo fromParameters(std::string_view text) {
 GenerationInfo sidecarToInfo(const Sidecar& sc) {
     GenerationInfo info;
     info.format = "diffusiondesk";
-    info.settings = sc.settings;
+    info.settings = api::fromImage(sc.settings, sc.imageIndex);  // this file's image, as A1111's "Seed: seed + i"
     info.settings.model.clear();
-    info.settings.seed = sc.settings.seed + sc.imageIndex;  // this file's image, as A1111's "Seed: seed + i"
     for (const char* f : {"prompt", "negative_prompt", "seed", "steps", "cfg_scale", "guidance_rescale", "sampler",
                           "schedule_type", "width", "height", "batch_size", "clip_skip", "prompt_syntax", "emphasis",
                           "init_image", "strength", "preset", "memory_plan", "deterministic", "prediction_type",

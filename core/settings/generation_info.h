@@ -68,7 +68,7 @@ GenerationInfo readInvokeAiMetadata(std::string_view json);
 GenerationInfo readFooocusMetadata(std::string_view json);
 
 struct Sidecar;
-// A DiffusionDesk sidecar as GenerationInfo: every field, seed = settings.seed + imageIndex (this file's image).
+// A DiffusionDesk sidecar as GenerationInfo: every field, the seeds this file's image had (api::fromImage).
 GenerationInfo sidecarToInfo(const Sidecar& sidecar);
 
 // Picks the reader from the PNG text chunks (keyword -> text): "diffusiondesk" sidecar JSON first (exact), then

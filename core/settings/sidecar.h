@@ -40,8 +40,8 @@ struct Sidecar {
     std::string modelName;       // file or folder name, never a full path (safeModelName on write and read)
     std::string modelHash;       // A1111 short hash (10 hex)
     std::string modelSha256;     // full SHA-256 when computed, else ""
-    std::vector<int64_t> seeds;  // one per image of the batch (settings.seed + i)
-    int imageIndex = 0;          // which image of the batch this file is (its seed: settings.seed + imageIndex)
+    std::vector<int64_t> seeds;  // one per image of the batch (api::imageSeeds: seed + i, or the seed for all)
+    int imageIndex = 0;          // which image of the batch this file is (its seeds: api::imageSeeds)
     api::StageTimings timings;
     api::StageMemory memory;           // peak host / device bytes per stage (0 = not measured)
     api::Environment environment;      // what produced the pixels (device, precision, threads...)

@@ -59,6 +59,21 @@ private slots:
         QCOMPARE(dd::server::readTxt2Img(body).settings.sampler, std::string("DPM++ 2M Karras"));
     }
 
+    // A1111's variation fields: used, not ignored; -1 draws a variation seed, a one-sided resize is none.
+    void variationFieldsAreRead() {
+        json body = webuiapiDefaults();
+        body["subseed"] = 77, body["subseed_strength"] = 0.4, body["seed_resize_from_w"] = 640, body["seed_resize_from_h"] = 448;
+        auto run = dd::server::readTxt2Img(body);
+        QVERIFY(run.warnings.empty());
+        QCOMPARE(run.settings.variation, (dd::api::VariationSetting{77, 0.4, 640, 448}));
+        body["subseed"] = -1, body["seed_resize_from_h"] = -1;
+        run = dd::server::readTxt2Img(body);
+        QVERIFY(run.settings.variation.seed >= 0);
+        QVERIFY(!run.settings.variation.resizes());
+        QCOMPARE(fieldOf({{"subseed_strength", 2}}), QString("subseed_strength"));
+        QCOMPARE(fieldOf({{"seed_resize_from_w", 100000}}), QString("seed_resize_from_w"));
+    }
+
     void badFieldsNameThemselves() {
         QCOMPARE(fieldOf({{"steps", "many"}}), QString("steps"));
         QCOMPARE(fieldOf({{"steps", 0}}), QString("steps"));

@@ -486,6 +486,118 @@ private slots:
         QVERIFY(!w.findChild<QWidget*>("maskBar")->isVisible());
     }
 
+    // Outpaint handles: Extend frames the shown image on the canvas; dragging an edge outwards adds pixels on that
+    // side in steps of 8 (the image section follows, and the frame follows the section), and Generate makes the
+    // extended picture. Paint mask and Extend take turns: outpainting makes its own mask.
+    void extendTheCanvasByDraggingAnEdge() {
+        MainWindow w({});
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        auto* extend = w.findChild<QAction*>("canvasExtend");
+        extend->trigger();
+        QVERIFY(extend->isChecked());
+        QCOMPARE(w.findChild<QLineEdit*>("initImage")->text(), source);
+        auto* canvas = w.previewView();
+        const QRectF frame = canvas->extensionFrame();
+        QVERIFY(!frame.isNull());
+
+        // The right edge, dragged 40 image pixels out: 40 is a multiple of 8, so exactly 40.
+        const QPoint from(qRound(frame.right()), qRound(frame.center().y()));
+        const QPoint to = from + QPoint(qRound(40 * canvas->zoom()), 0);
+        QTest::mousePress(canvas, Qt::LeftButton, {}, from);
+        QTest::mouseMove(canvas, to);
+        QTest::mouseRelease(canvas, Qt::LeftButton, {}, to);
+        QCOMPARE(w.findChild<QSpinBox*>("outpaintRight")->value(), 40);
+        QCOMPARE(canvas->extension(), QMargins(0, 0, 40, 0));
+        QVERIFY(canvas->extensionFrame().width() / canvas->zoom() > 64 + 39);
+        QCOMPARE(w.imageInputPanel()->summary(), QString("outpaint to 104×64"));
+        // Dragged inwards past the picture: nothing added there.
+        const QRectF grown = canvas->extensionFrame();
+        const QPoint top(qRound(grown.center().x()), qRound(grown.top()));
+        QTest::mousePress(canvas, Qt::LeftButton, {}, top);
+        QTest::mouseMove(canvas, top + QPoint(0, 30));
+        QTest::mouseRelease(canvas, Qt::LeftButton, {}, top + QPoint(0, 30));
+        QCOMPARE(w.findChild<QSpinBox*>("outpaintTop")->value(), 0);
+        // The section's field moves the frame.
+        w.findChild<QSpinBox*>("outpaintBottom")->setValue(16);
+        QCOMPARE(canvas->extension(), QMargins(0, 0, 40, 16));
+
+        // Paint mask sets the extension aside, Extend the mask.
+        w.findChild<QAction*>("canvasPaintMask")->trigger();
+        QVERIFY(!extend->isChecked());
+        QCOMPARE(w.imageInputPanel()->outpaint(), QMargins());
+        QVERIFY(canvas->extensionFrame().isNull());
+        extend->trigger();
+        QVERIFY(!w.findChild<QAction*>("canvasPaintMask")->isChecked());
+        w.imageInputPanel()->setOutpaint({8, 0, 40, 0});
+        QCOMPARE(canvas->extension(), QMargins(8, 0, 40, 0));
+
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto after = dd::imaging::readImage(files.at(0).toStdString());
+        QCOMPARE(after.width, 8 + 64 + 40);
+        QCOMPARE(after.height, 64);
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        QCOMPARE(made.settings.outpaint.left, 8);
+        QCOMPARE(made.settings.outpaint.right, 40);
+        QTRY_VERIFY(!extend->isChecked());  // the canvas shows the new picture
+        QVERIFY(canvas->extensionFrame().isNull());
+    }
+
+    // Variations… on the canvas: neighbours of the shown image as one batch (a grid), each keeping the seed with its
+    // own variation seed in its sidecar and A1111 text; Use settings on one and Generate remakes it alone, pixel for
+    // pixel.
+    void variationsOfTheShownImage() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        const QString source = generateAndSave(w).value(0);
+        QVERIFY(!source.isEmpty());
+        dd::ui::setDialogHandler([](QDialog* d) {
+            if (d->objectName() != "variationsDialog") return int(QDialog::Rejected);
+            d->findChild<QSpinBox*>("variationCount")->setValue(3);
+            d->findChild<QDoubleSpinBox*>("variationStrength")->setValue(0.3);
+            return int(QDialog::Accepted);
+        });
+        QSignalSpy saved(&w, &MainWindow::imagesSaved);
+        w.findChild<QAction*>("canvasVariations")->trigger();
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        QVERIFY(saved.wait(120000));
+        const QStringList files = saved.at(0).at(0).toStringList();
+        QCOMPARE(files.size(), 6);  // three images, three sidecars
+        QVERIFY(w.previewView()->showsGrid());
+        QCOMPARE(w.previewView()->imageCount(), 3);
+        int64_t firstVariation = -1;
+        QList<QByteArray> pixels;
+        for (int i = 0; i < 3; ++i) {
+            const auto made = dd::settings::readSidecar(fileBytes(files.at(2 * i + 1)).toStdString());
+            const auto seeds = dd::api::imageSeeds(made.settings, made.imageIndex);
+            QCOMPARE(seeds.seed, int64_t(4242));
+            QCOMPARE(made.settings.variation.strength, 0.3);
+            if (i == 0) firstVariation = seeds.variationSeed;
+            QCOMPARE(seeds.variationSeed, firstVariation + i);
+            const auto text = dd::imaging::readPngText(files.at(2 * i).toStdString());
+            QVERIFY(QString::fromStdString(text.at("parameters")).contains(QString("Variation seed: %1, Variation seed strength: 0.3")
+                                                                               .arg(firstVariation + i)));
+            const auto image = dd::imaging::readImage(files.at(2 * i).toStdString());
+            pixels << QByteArray(reinterpret_cast<const char*>(image.rgb.data()), qsizetype(image.rgb.size()));
+        }
+        QVERIFY(pixels[0] != pixels[1] && pixels[1] != pixels[2]);
+        QVERIFY(pixels[0] != fileBytes(source));
+        // The panel shows what ran; the third image alone, from its own file.
+        QCOMPARE(w.promptPanel()->settings().variation.seed, firstVariation);
+        QVERIFY(w.restoreFromFile(files.at(4)));
+        w.findChild<QSpinBox*>("batchSize")->setValue(1);
+        QCOMPARE(w.promptPanel()->settings().variation.seed, firstVariation + 2);
+        const auto alone = dd::imaging::readImage(generateAndSave(w).value(0).toStdString());
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(alone.rgb.data()), qsizetype(alone.rgb.size())), pixels[2]);
+    }
+
     // The hires fix from the window: a second pass at 1.5×, the sidecar and the A1111 text record it, and Use
     // settings brings it back.
     void hiresFixFromTheWindow() {

@@ -221,6 +221,40 @@ private slots:
         QCOMPARE(info.settings.strength, 0.75);
     }
 
+    // A1111's variation keys, as its create_infotext places them (after Model, before Denoising strength): a batch's
+    // image i keeps the seed and writes variation seed + i; Seed resize from alone (no strength) keeps seed + i.
+    void variationKeysRoundTrip() {
+        api::GenerationSettings s;
+        s.seed = 100;
+        s.batchSize = 3;
+        s.variation = {5000, 0.3, 0, 0};
+        std::string text = writeA1111Parameters(s, {.batchIndex = 2});
+        QVERIFY2(text.find("Seed: 100,") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("Variation seed: 5002, Variation seed strength: 0.3") != std::string::npos, text.c_str());
+        QVERIFY(text.find("Seed resize from") == std::string::npos);
+        auto info = parseA1111Parameters(text);
+        QCOMPARE(info.settings.seed, int64_t(100));
+        QCOMPARE(info.settings.variation.seed, int64_t(5002));
+        QCOMPARE(info.settings.variation.strength, 0.3);
+        QVERIFY(info.has("variation"));
+        s.variation = {5000, 0.0, 512, 768};
+        text = writeA1111Parameters(s, {.batchIndex = 2});
+        QVERIFY2(text.find("Seed: 102,") != std::string::npos, text.c_str());
+        QVERIFY(text.find("Variation seed:") == std::string::npos);
+        QVERIFY(text.find("Seed resize from: 512x768") != std::string::npos);
+        info = parseA1111Parameters(text);
+        QCOMPARE(info.settings.variation.resizeFromWidth, 512);
+        QCOMPARE(info.settings.variation.resizeFromHeight, 768);
+        // A1111's own text (its order and spelling), and values out of range reported, the rest restored.
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 1, Size: 512x512, Variation seed: "
+                                    "3000000000, Variation seed strength: 0.05, Seed resize from: 640x448");
+        QCOMPARE(info.settings.variation, (api::VariationSetting{3000000000, 0.05, 640, 448}));
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Variation seed strength: 1.5, Seed resize from: 9x");
+        QVERIFY(anyWarningContains(info, "Variation seed strength: 1.5"));
+        QVERIFY(anyWarningContains(info, "Seed resize from: 9x"));
+        QCOMPARE(info.settings.variation, api::VariationSetting{});
+    }
+
     // A1111's hires fix keys: written when it is on, its Denoising strength the second pass's; an upscaler network
     // we lack is a warning and Latent, never a failure.
     void hiresKeys() {
