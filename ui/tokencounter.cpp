@@ -2,15 +2,20 @@
 
 #include "core/resources.h"
 #include "core/text/prompt_parser.h"
+#include "core/text/prompt_schedule.h"
 
 #include <QObject>
 #include <QStringList>
 
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace dd::ui {
 namespace {
+
+// Steps enough for every switch of an edited prompt to show (A1111's slider ends at 150).
+constexpr int kCountedSteps = 150;
 
 const text::ClipTokenizer* bundledTokenizer() {
     static std::once_flag once;
@@ -33,10 +38,17 @@ TokenCount countTokens(const QString& prompt) {
     if (!tokenizer) return count;
     count.available = true;
     try {
-        const auto tokenized = text::tokenizePrompt(*tokenizer, prompt.toStdString());
-        count.total = tokenized.tokenCount;
-        count.target = text::targetTokenCount(tokenized.tokenCount);
-        for (const auto& c : tokenized.chunks) count.chunks << c.contentTokens;
+        // An edited prompt counts as its longest text over the steps (A1111's counter does the same).
+        std::set<std::string> texts;
+        for (const auto& part : text::promptSchedule(prompt.toStdString(), kCountedSteps)) texts.insert(part.text);
+        for (const auto& t : texts) {
+            const auto tokenized = text::tokenizePrompt(*tokenizer, t);
+            if (tokenized.tokenCount < count.total) continue;
+            count.total = tokenized.tokenCount;
+            count.target = text::targetTokenCount(tokenized.tokenCount);
+            count.chunks.clear();
+            for (const auto& c : tokenized.chunks) count.chunks << c.contentTokens;
+        }
     } catch (const std::exception& e) {
         count.error = QString::fromStdString(e.what());
     }

@@ -34,6 +34,7 @@
 #include "core/pipeline/refiner.h"
 #include "core/pipeline/residency.h"
 #include "core/pipeline/sd_model.h"
+#include "core/pipeline/unet_conditioning.h"
 #include "core/pipeline/upscale.h"
 #include "core/pipeline/variation_noise.h"
 #include "core/sched/scheduler.h"
@@ -97,17 +98,12 @@ int64_t parameterCount(torch::nn::Module& net) {
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-struct Conditioning {
-    torch::Tensor embeds;  // [B or 2B, 77·k, C]: rows [negative×B; positive×B] under CFG
-    std::optional<nn::AddedCond> added;
+// A stretch of steps' text-encoder input and its embeddings (unet_conditioning.h).
+struct EncodedStretch {
+    int lastStep = 0;
+    text::TextInput input;
+    text::CfgConditioning cond;
 };
-
-// Each image of the batch repeats the prompt's row (diffusers: num_images_per_prompt).
-torch::Tensor repeatRows(const torch::Tensor& t, int64_t n) {
-    std::vector<int64_t> reps(size_t(t.dim()), 1);
-    reps[0] = n;
-    return t.repeat(reps);
-}
 
 // A tokenizer can produce ids a (test-sized) text encoder has no embedding for; say so instead of crashing.
 void checkVocabulary(const nn::ClipTextModel& encoder, const text::ClipTokenizer& tok, const char* name) {
@@ -123,33 +119,6 @@ text::CfgConditioning encodeText(SdModel& m, const text::TextInput& input) {
     const text::TextModel textModel{m.textEncoder, m.textEncoder2, m.tokenizer ? &*m.tokenizer : nullptr,
                                     m.tokenizer2 ? &*m.tokenizer2 : nullptr, m.forceZerosForEmptyPrompt};
     return text::encodePrompts(textModel, input);
-}
-
-// The batch's UNet conditioning in the UNet's dtype, on `device`.
-Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel& m, const api::GenerationSettings& s,
-                               bool cfg, int64_t batch, torch::ScalarType dtype, torch::Device device) {
-    const auto& neg = text.negative;
-    const auto& pos = text.positive;
-    auto side = [&](const torch::Tensor& n, const torch::Tensor& p) {
-        const auto t = cfg ? torch::cat({repeatRows(n, batch), repeatRows(p, batch)}) : repeatRows(p, batch);
-        return t.to(device, dtype);
-    };
-    Conditioning c;
-    c.embeds = side(neg.embeds, pos.embeds);
-    if (m.isXl()) {
-        // add_time_ids = original (h, w) + crop (0, 0) + target (h, w), equal for both CFG halves; the refiner
-        // (requires_aesthetics_score) ends them in the aesthetic score instead, the negative half in its own.
-        auto ids = [&](double aesthetic) {
-            const auto last = m.requiresAestheticsScore ? std::vector<double>{aesthetic}
-                                                        : std::vector<double>{double(s.height), double(s.width)};
-            std::vector<double> v{double(s.height), double(s.width), 0.0, 0.0};
-            v.insert(v.end(), last.begin(), last.end());
-            return torch::tensor(v).unsqueeze(0);
-        };
-        c.added = nn::AddedCond{side(neg.pooled, pos.pooled),
-                                side(ids(s.refiner.negativeAestheticScore), ids(s.refiner.aestheticScore))};
-    }
-    return c;
 }
 
 // diffusers rescale_noise_cfg (Lin et al. 2023, "Common Diffusion Noise Schedules and Sample Steps are Flawed").
@@ -606,44 +575,65 @@ private:
             if (net) nn::releaseMappedWeights(*net);
     }
 
-    // 2. The prompts' embeddings, from the cache when the text encoders' input is the one of an earlier run.
+    // 2. The prompts' embeddings, from the cache when the text encoders' input is the one of an earlier run; one per
+    //    stretch of steps when the prompt is edited during sampling (unet_conditioning.h).
     void encodePrompts() {
         m_meter.begin();
         const auto t0 = Clock::now();
         SdModel& m = model();
         m_textKey = ConditioningKey{m_wanted + "\n" + m_loaded.loras.signature(), text::textInputOf(s), int(m.placement.textEncoder)};
-        m_prompts = m_loaded.conditioning.find(m_textKey);
-        m_result.textEncodeCached = m_prompts != nullptr;
-        if (!m_prompts) {
-            text::CfgConditioning c;
-            m_ladder.attempt(memory::Stage::Encode, [&] { c = encodeWith(m); });
-            const auto finite = [](const text::CfgConditioning& c) {
-                return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
-            };
-            const auto dtype = m.placement.textEncoder;
-            if (dtype != torch::kFloat32 && !finite(c)) {
-                m_result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(dtype) +
-                                            ": the prompt was encoded again in fp32");
-                for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                    if (*te) computeIn(m_res, **te, torch::kFloat32, false);
-                c = encodeWith(m);
-                for (auto* te : {&m.textEncoder, &m.textEncoder2})
-                    if (*te) computeIn(m_res, **te, dtype, false);
-            }
-            m_loaded.conditioning.insert(m_textKey, std::move(c));
-            m_prompts = m_loaded.conditioning.find(m_textKey);
-        }
+        m_result.textEncodeCached = true;
+        m_prompts = encodeStretches(textSchedule(m_textKey.text, modelCalls(m, s.steps)));
         m_result.timings.encodeSeconds = secondsSince(t0);
         m_result.memory.encode = m_meter.end("encode");
     }
 
+    // Model calls in a schedule of `steps` (Heun calls twice a step): what prompt editing counts.
+    int modelCalls(const SdModel& m, int steps) const {
+        auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));
+        scheduler->setTimesteps(steps);
+        return int(scheduler->timesteps().size(0));
+    }
+
+    std::vector<EncodedStretch> encodeStretches(const std::vector<TextStretch>& stretches) {
+        std::vector<EncodedStretch> out;
+        for (const auto& stretch : stretches) out.push_back({stretch.lastStep, stretch.input, encoded(stretch.input)});
+        return out;
+    }
+
+    // One input through the base's text encoders, or from the cache.
+    text::CfgConditioning encoded(const text::TextInput& input) {
+        ConditioningKey key = m_textKey;
+        key.text = input;
+        if (const auto* hit = m_loaded.conditioning.find(key)) return *hit;
+        m_result.textEncodeCached = false;
+        SdModel& m = model();
+        text::CfgConditioning c;
+        m_ladder.attempt(memory::Stage::Encode, [&] { c = encodeWith(m, input); });
+        const auto finite = [](const text::CfgConditioning& c) {
+            return allFinite(c.positive.embeds) && (!c.negative.embeds.defined() || allFinite(c.negative.embeds));
+        };
+        const auto dtype = m.placement.textEncoder;
+        if (dtype != torch::kFloat32 && !finite(c)) {
+            m_result.warnings.push_back(std::string("the text encoder produced NaN/Inf in ") + dtypeName(dtype) +
+                                        ": the prompt was encoded again in fp32");
+            for (auto* te : {&m.textEncoder, &m.textEncoder2})
+                if (*te) computeIn(m_res, **te, torch::kFloat32, false);
+            c = encodeWith(m, input);
+            for (auto* te : {&m.textEncoder, &m.textEncoder2})
+                if (*te) computeIn(m_res, **te, dtype, false);
+        }
+        m_loaded.conditioning.insert(key, c);
+        return c;
+    }
+
     // The prompts through `net`'s text encoders (the base's, or the refiner's text_encoder_2 alone); under offload
     // the encoders visit the compute device only here, on a cache miss.
-    text::CfgConditioning encodeWith(SdModel& net) {
+    text::CfgConditioning encodeWith(SdModel& net, const text::TextInput& input) {
         const memory::NetworkUse use1(net.textEncoder ? m_res.of(net.textEncoder.get()) : nullptr),
             use2(net.textEncoder2 ? m_res.of(net.textEncoder2.get()) : nullptr);
         ++m_engine.m_textEncoderRuns;
-        auto c = encodeText(net, m_textKey.text);
+        auto c = encodeText(net, input);
         doneWith({net.textEncoder ? net.textEncoder.get() : nullptr, net.textEncoder2 ? net.textEncoder2.get() : nullptr});
         for (auto* side : {&c.negative, &c.positive})
             for (auto* t : {&side->embeds, &side->pooled})
@@ -651,15 +641,27 @@ private:
         return c;
     }
 
-    // The refiner's conditioning: the same prompts through its own encoder, cached like the base's.
+    // The batch's conditioning for each stretch, in the UNet's dtype (`at` sets SDXL's time ids' size).
+    StepConditioning stepConditioning(const std::vector<EncodedStretch>& stretches, const SdModel& m,
+                                      const api::GenerationSettings& at, torch::ScalarType unetDtype) const {
+        StepConditioning out;
+        for (const auto& stretch : stretches) {
+            out.lastStep.push_back(stretch.lastStep);
+            out.conds.push_back(batchConditioning(stretch.cond, m, at, m_cfg, s.batchSize, unetDtype, device()));
+        }
+        return out;
+    }
+
+    // The refiner's conditioning: the prompts as they end through its own encoder, cached like the base's.
     Conditioning refinerConditioning(torch::ScalarType unetDtype) {
         SdModel& r = refiner();
         ConditioningKey key = m_textKey;
+        key.text = m_prompts.back().input;
         key.model = r.source;
         key.dtype = int(r.placement.textEncoder);
         const text::CfgConditioning* c = m_loaded.conditioning.find(key);
         if (!c) {
-            m_loaded.conditioning.insert(key, encodeWith(r));
+            m_loaded.conditioning.insert(key, encodeWith(r, key.text));
             c = m_loaded.conditioning.find(key);
         }
         return batchConditioning(*c, r, s, m_cfg, s.batchSize, unetDtype, device());
@@ -696,7 +698,7 @@ private:
         SdModel& m = model();
         const bool refine = s.refiner.enabled();
         if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());
-        const Conditioning cond = batchConditioning(*m_prompts, m, s, m_cfg, s.batchSize, unetDtype, device());
+        const StepConditioning cond = stepConditioning(m_prompts, m, s, unetDtype);
         std::vector<at::Generator> gens = imageGenerators(s);
         sched::NoiseSource noise(gens);
         const nlohmann::json overrides = api::schedulerOverrides(s);
@@ -727,14 +729,14 @@ private:
         latents = runSteps(m, cond, *scheduler, latents, begin, baseEnd, unetDtype, noise, 0, all, control);
         m_loaded.refiner.useRefiner(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const auto refinerDtype = unetDtype == torch::kFloat32 ? torch::kFloat32 : r.placement.unet;
-        return runSteps(r, refinerConditioning(refinerDtype), *refinerScheduler, latents, refinerBegin, refinerEnd, refinerDtype,
+        return runSteps(r, StepConditioning::constant(refinerConditioning(refinerDtype)), *refinerScheduler, latents, refinerBegin, refinerEnd, refinerDtype,
                         noise, baseSteps, all, BaseControl{});
     }
 
     // A1111's hires fix: the first pass as usual, its latents upscaled in latent space, then a second pass on them
     // as diffusers' img2img computes it from latents (noise from fresh generators seeded as the first pass's, the
     // schedule of `hires.steps` cut at `hires.denoising`), with the conditioning of the larger size.
-    torch::Tensor withHiresPass(SdModel& m, const Conditioning& cond, sched::Scheduler& first, const torch::Tensor& start,
+    torch::Tensor withHiresPass(SdModel& m, const StepConditioning& cond, sched::Scheduler& first, const torch::Tensor& start,
                                 int64_t begin, torch::ScalarType unetDtype, sched::NoiseSource& noise, const BaseControl& control) {
         const auto& h = s.hires;
         auto second = sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));
@@ -756,7 +758,10 @@ private:
         api::GenerationSettings large = s;
         large.width = to.width;
         large.height = to.height;
-        const Conditioning cond2 = batchConditioning(*m_prompts, m, large, m_cfg, s.batchSize, unetDtype, device());
+        // A1111 schedules the second pass's prompt edits on: its steps after the first's, its fractions from 1.
+        const auto stretches = encodeStretches(
+            textSchedule(m_textKey.text, int(second->timesteps().size(0)), int(first.timesteps().size(0))));
+        const StepConditioning cond2 = stepConditioning(stretches, m, large, unetDtype);
         return runSteps(m, cond2, *second, x, cut.beginIndex, secondEnd, unetDtype, fresh, int(firstSteps), all, BaseControl{});
     }
 
@@ -890,7 +895,7 @@ private:
 
     // Steps [from, to) of `sch` with `net`'s UNet; the observer numbers them after `done` steps of `all`.
     // `control` steers them with its ControlNets, step i as step i - from of control.steps.
-    torch::Tensor runSteps(SdModel& net, const Conditioning& cond, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
+    torch::Tensor runSteps(SdModel& net, const StepConditioning& steps, sched::Scheduler& sch, torch::Tensor latents, int64_t from,
                            int64_t to, torch::ScalarType unetDtype, sched::NoiseSource& noise, int done, int all,
                            const BaseControl& control) {
         const memory::NetworkUse onDevice(m_res.of(net.unet.get()));
@@ -901,6 +906,7 @@ private:
         for (int64_t i = from; i < to; ++i) {
             if (m_cancel.cancelled()) throw api::Cancelled();
             const auto tStep = Clock::now();
+            const Conditioning& cond = steps.at(i - from);
             const auto scaled = sch.scaleModelInput(m_cfg ? torch::cat({latents, latents}) : latents, i);
             const auto x = toNet(scaled, unetDtype);  // what the ControlNets see: the latents alone
             std::optional<nn::ControlResiduals> residuals;
@@ -1005,7 +1011,7 @@ private:
     OutOfMemoryLadder m_ladder;
     const bool m_cfg;
     ConditioningKey m_textKey;
-    const text::CfgConditioning* m_prompts = nullptr;
+    std::vector<EncodedStretch> m_prompts;  // one per stretch of steps (one without prompt editing)
     torch::Tensor m_latents;
     std::optional<InpaintLatents> m_inpaint;  // an inpainting run's mask and image latents
 };

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-PACKAGES = ["torch", "diffusers", "transformers", "safetensors", "numpy", "peft", "spandrel"]
+PACKAGES = ["torch", "diffusers", "transformers", "safetensors", "numpy", "peft", "spandrel", "lark"]
 
 
 def stamp(scripts):

@@ -39,6 +39,28 @@ private slots:
         QCOMPARE(dd::ui::tokenCountLabel(longer), QString("80/150 (75 + 5)"));
         // Emphasis syntax is not counted as tokens.
         QCOMPARE(dd::ui::countTokens("a (red:1.3) apple").total, 3);
+        // An edited prompt counts its longest text: "a big red apple" (4), not the brackets.
+        QCOMPARE(dd::ui::countTokens("a [red:big red:0.5] apple").total, 4);
+        QCOMPARE(dd::ui::countTokens("a [cat|small dog] in snow").total, 5);
+    }
+
+    // Prompt editing's brackets, separators and switch step share one colour, apart from a weakening's [word].
+    void highlightsPromptEditing() {
+        PromptPanel p;
+        auto* prompt = p.findChild<QPlainTextEdit*>("prompt");
+        prompt->setPlainText("a [cat:dog:0.5] and [word]");
+        QCoreApplication::processEvents();
+        QHash<int, QColor> colour;
+        for (const auto& f : prompt->document()->firstBlock().layout()->formats())
+            for (int i = f.start; i < f.start + f.length; ++i) colour[i] = f.format.foreground().color();
+        const QColor editing = colour.value(2);                 // '['
+        QVERIFY(editing.isValid());
+        QCOMPARE(colour.value(6), editing);                    // ':' after cat
+        QCOMPARE(colour.value(10), editing);                   // ':0.5'
+        QCOMPARE(colour.value(13), editing);                   // "0.5"'s last digit
+        QCOMPARE(colour.value(14), editing);                   // ']'
+        QVERIFY(!colour.contains(3));                          // "cat" is plain text
+        QVERIFY(colour.value(20).isValid() && colour.value(20) != editing);  // [word]'s bracket: a weakening
     }
 
     void counterFollowsTyping() {
