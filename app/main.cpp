@@ -177,6 +177,22 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     window.previewView()->setZoom(2.5);
     wait(300);
     ok = save(&window, dir, "viewer.png") && ok;
+    // Four variations of that image at strength 0.4 (the dialog answered as a person would), then that image again.
+    dd::ui::setDialogHandler([](QDialog* d) {
+        if (auto* count = d->findChild<QSpinBox*>("variationCount")) count->setValue(4);
+        if (auto* strength = d->findChild<QDoubleSpinBox*>("variationStrength")) strength->setValue(0.4);
+        return int(QDialog::Accepted);
+    });
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    if (auto* variations = window.findChild<QAction*>("canvasVariations")) variations->trigger();
+    dd::ui::setDialogHandler({});
+    done.exec();
+    wait(300);
+    ok = save(&window, dir, "variations.png") && ok;
+    s = panel->settings();
+    s.variation = {};
+    panel->setSettings(s);
+    window.previewView()->setCurrentIndex(2);
     // A mask painted over that image (one stroke across its middle), then the inpainting it makes.
     window.previewView()->fitToView();
     if (auto* paint = window.findChild<QAction*>("canvasPaintMask")) paint->trigger();
@@ -222,18 +238,6 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     done.exec();
     wait(300);
     ok = save(&window, dir, "outpainting.png") && ok;
-    // Four variations of that picture at strength 0.3 (the dialog answered as a person would).
-    dd::ui::setDialogHandler([](QDialog* d) {
-        if (auto* count = d->findChild<QSpinBox*>("variationCount")) count->setValue(4);
-        if (auto* strength = d->findChild<QDoubleSpinBox*>("variationStrength")) strength->setValue(0.3);
-        return int(QDialog::Accepted);
-    });
-    QTimer::singleShot(300000, &done, &QEventLoop::quit);
-    if (auto* variations = window.findChild<QAction*>("canvasVariations")) variations->trigger();
-    dd::ui::setDialogHandler({});
-    done.exec();
-    wait(300);
-    ok = save(&window, dir, "variations.png") && ok;
     // Live: the prompt edited with Live on; the canvas follows, Keep would save the picture.
     if (auto* image = window.findChild<QGroupBox*>("imageInputPanel")) image->setChecked(false);
     if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll")) scroll->verticalScrollBar()->setValue(0);

@@ -123,10 +123,12 @@ void PreviewView::setZoom(double zoom) {
 
 void PreviewView::fitToView() {
     if (extending()) {
-        // The whole frame in view, so every edge can be taken.
+        // The whole frame in view with room around it, so every edge can be taken and dragged further.
         const QMargins& m = m_extension;
         const QSize whole = image().size().grownBy(m);
-        m_view.fit(whole, picturePane().size());
+        const QSizeF pane = picturePane().size();
+        const double room = std::max(24.0, 0.08 * std::min(pane.width(), pane.height()));
+        m_view.fit(whole, pane - QSizeF(2 * room, 2 * room));
         m_view.center -= QPointF(m.left(), m.top());
     } else {
         m_view.fit(image().size(), picturePane().size());
