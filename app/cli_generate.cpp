@@ -15,6 +15,8 @@
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
+#include "core/settings/styles.h"
+#include "core/settings/wildcards.h"
 #include "core/text/prompt_parser.h"
 #include "imaging/run_images.h"
 #include "imaging/export.h"
@@ -147,10 +149,12 @@ private:
     void useBuiltInModelIfNone();
     void useModelDefaults();
     void fitSizeToOutpaint();
+    void applyStylesAndWildcards();
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
-    std::vector<std::string> modelFolders, loraFolders, controlNetFolders, upscalerFolders;
+    std::vector<std::string> modelFolders, loraFolders, controlNetFolders, upscalerFolders, wildcardFolders, styleNames;
+    std::string stylesFile = settings::defaultStylesPath();
     bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
@@ -171,8 +175,12 @@ OptionTable Generate::options() {
                   "Flags apply in order, so flags after --from override what it restored.");
     t.value("--model", "PATH", "a diffusers folder, a .safetensors checkpoint or demo:tiny-sd1",
             [this](const std::string& v) { s.model = v, modelGiven = true; }, Complete::File)
-        .value("--prompt", "TEXT", "what to draw (A1111 syntax: (word:1.2), [from:to:when], <lora:name:w>)", text(s.prompt))
-        .value("--negative", "TEXT", "what not to draw", text(s.negativePrompt))
+        .value("--prompt", "TEXT", "what to draw (A1111 syntax: (word:1.2), [from:to:when], [a|b], <lora:name:w>, __wildcard__)",
+               [this](const std::string& v) { s.prompt = v, s.promptTemplate.clear(), s.styles.clear(); })
+        .value("--negative", "TEXT", "what not to draw", [this](const std::string& v) { s.negativePrompt = v, s.negativeTemplate.clear(); })
+        .value("--style", "NAME", "apply a prompt style from the styles file (repeatable; docs/explore.md)", add(styleNames))
+        .value("--styles-file", "FILE", "A1111's styles.csv to take --style from (default: the window's)", text(stylesFile), Complete::File)
+        .value("--wildcards-dir", "DIR", "where __name__ finds name.txt (repeatable)", add(wildcardFolders), Complete::Folder)
         .value("--out", "DIR|FILE", "output folder, or one image file (.png, .jpg, .webp)", text(out), Complete::File)
         .value("--from", "FILE", "restore settings from an image, sidecar or A1111 text file",
                [this](const std::string& v) { restoreFrom(v); }, Complete::File)
@@ -362,6 +370,21 @@ void Generate::fitSizeToOutpaint() {
     s.height = size.height;
 }
 
+// --style into the prompts (as the window's Apply does), then __wildcards__ picked with the run's seed.
+void Generate::applyStylesAndWildcards() {
+    if (!styleNames.empty()) {
+        const auto styles = settings::readStylesFile(stylesFile);
+        for (const auto& name : styleNames) {
+            const auto style = std::find_if(styles.begin(), styles.end(), [&](const auto& st) { return st.name == name; });
+            if (style == styles.end()) throw std::invalid_argument("--style " + name + ": no such style in " + stylesFile);
+            s.prompt = settings::applyStyleText(style->prompt, s.prompt);
+            s.negativePrompt = settings::applyStyleText(style->negativePrompt, s.negativePrompt);
+            s.styles.push_back(name);
+        }
+    }
+    settings::resolveWildcards(s, wildcardFolders);
+}
+
 // No model named: the built-in one.
 void Generate::useBuiltInModelIfNone() {
     if (!s.model.empty()) return;
@@ -386,6 +409,7 @@ int Generate::run() {
                                       : out.empty() ? "." : out;
     if (!fs::is_directory(folder)) throw std::invalid_argument("output folder " + folder + " does not exist");
     resolveRestored(folder);
+    applyStylesAndWildcards();
     useBuiltInModelIfNone();
     useModelDefaults();
     const auto& names = api::samplerNames();

@@ -33,6 +33,7 @@ AppPreferences AppPreferences::load() {
     p.modelFolders = q.value("models/folders").toStringList();
     p.upscalerFolders = q.value("models/upscalerFolders").toStringList();
     p.loraFolders = q.value("models/loraFolders").toStringList();
+    p.wildcardFolders = q.value("models/wildcardFolders").toStringList();
     p.threads = std::max(0, q.value("engine/threads", 0).toInt());
     return p;
 }
@@ -50,6 +51,7 @@ void AppPreferences::save() const {
     q.setValue("models/folders", modelFolders);
     q.setValue("models/upscalerFolders", upscalerFolders);
     q.setValue("models/loraFolders", loraFolders);
+    q.setValue("models/wildcardFolders", wildcardFolders);
     q.setValue("engine/threads", threads);
 }
 

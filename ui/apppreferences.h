@@ -23,6 +23,7 @@ struct AppPreferences {
     QStringList modelFolders;   // searched (with the recent models' folders) to locate a restored model
     QStringList upscalerFolders;  // upscaler networks (ESRGAN, SwinIR…) by name, before DD_UPSCALER_PATH
     QStringList loraFolders;      // where a prompt's <lora:name:w> is looked for, before DD_LORA_PATH
+    QStringList wildcardFolders;  // where a prompt's __name__ finds name.txt (settings/wildcards.h)
     int threads = 0;            // CPU threads of a run whose plan names none; 0: the cores other programs leave free
 
     // Today's folder under outputFolder: "<outputFolder>/2025-01-31" (the local date: an artist's day).

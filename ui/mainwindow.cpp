@@ -33,6 +33,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QShortcut>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -63,6 +64,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_run->setAutosave(m_prefs.autosave);
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
+    m_panel->setStylesFile(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/styles.csv"));
     m_modelSize = QSize(m_panel->settings().width, m_panel->settings().height);
     m_controlNet = new ControlNetPanel(this);
     m_imageInput = new ImageInputPanel(this);
@@ -216,6 +218,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     libraryDock->raise();
     resizeDocks({libraryDock}, {230}, Qt::Vertical);
     statusBar()->addPermanentWidget(m_costLabel);
+    connect(m_panel, &PromptPanel::notice, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     m_costLabel->setVisible(m_price.enabled);
 
     m_engine = new EngineThread(this);

@@ -70,7 +70,12 @@ void MainWindow::makeVariations(const QString& file) {
     s.batchSize = asked.count;
     applyRestoredSettings(s);  // the panel shows what runs: Generate again makes the same batch
     m_panel->setBatchCount(1);
-    m_run->generate(s, 1);
+    try {
+        m_run->generate(s, 1);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
+        return;
+    }
     statusBar()->showMessage(tr("%1 variations of seed %2 at strength %3, variation seeds %4 to %5")
                                  .arg(asked.count)
                                  .arg(s.seed)

@@ -2,9 +2,11 @@
 // CFG, sampler) draws it again once typing pauses; a newer edit cancels the run under way at its next step
 // (RunController::live), so the canvas always ends on the newest text. Live pictures skip the queue and the
 // library; Keep saves the one shown like any finished run.
+#include "core/settings/wildcards.h"
 #include "ui/mainwindow.h"
 #include "ui/promptpanel.h"
 #include "ui/runcontroller.h"
+#include "ui/stringlists.h"
 
 #include <QPushButton>
 #include <QStatusBar>
@@ -35,10 +37,16 @@ void MainWindow::connectLive() {
 }
 
 // The settings as shown, one image, the seed in the box even when Random is on (a new seed per keystroke would
-// change the picture for a reason the artist did not type).
+// change the picture for a reason the artist did not type); wildcards picked with that seed, as Generate would.
 void MainWindow::runLive() {
     api::GenerationSettings s = currentSettings();
     s.batchSize = 1;
+    try {
+        settings::resolveWildcards(s, toStdStrings(m_prefs.wildcardFolders));
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()), 10000);  // a wildcard being typed: no file yet
+        return;
+    }
     m_run->live(s);
 }
 

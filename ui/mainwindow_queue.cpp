@@ -6,6 +6,7 @@
 #include "ui/runcontroller.h"
 
 #include <QLabel>
+#include <QStatusBar>
 #include <QStandardPaths>
 
 namespace dd::ui {
@@ -17,7 +18,12 @@ QString MainWindow::queueFile() {
 void MainWindow::startGeneration() {
     api::GenerationSettings s = currentSettings();
     s.seed = m_panel->takeSeed();
-    m_run->generate(s, m_panel->batchCount());
+    try {
+        m_run->generate(s, m_panel->batchCount());
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(QString::fromStdString(e.what()), 10000);  // a wildcard without its file: nothing queued
+        return;
+    }
     if (!m_run->running()) m_eta->setText(tr("queued…"));
 }
 

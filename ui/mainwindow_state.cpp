@@ -98,6 +98,7 @@ void MainWindow::openPreferences() {
 void MainWindow::applyPreferences() {
     emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder);
     m_hires->setUpscalerFolders(m_prefs.upscalerFolders);
+    m_run->setWildcardFolders(toStdStrings(m_prefs.wildcardFolders));
     worker()->post([worker = worker(), upscalers = m_prefs.upscalerFolders, loras = m_prefs.loraFolders] {
         worker->setUpscalerFolders(upscalers);
         worker->setLoraFolders(loras);

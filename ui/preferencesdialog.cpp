@@ -171,11 +171,14 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
                                    "by name (before DD_UPSCALER_PATH)"));
     m_loraFolders = folders("loraFolders", prefs.loraFolders,
                             tr("Where <lora:name:weight> in a prompt is looked for, with sub-folders (before DD_LORA_PATH)"));
+    m_wildcardFolders = folders("wildcardFolders", prefs.wildcardFolders,
+                                tr("Where __name__ in a prompt finds name.txt: one line of it, picked by the seed"));
     auto* models = new QGroupBox(tr("Folders (one per line)"), this);
     auto* modelsLayout = new QFormLayout(models);
     modelsLayout->addRow(tr("Models"), m_modelFolders);
     modelsLayout->addRow(tr("Upscalers"), m_upscalerFolders);
     modelsLayout->addRow(tr("LoRAs"), m_loraFolders);
+    modelsLayout->addRow(tr("Wildcards"), m_wildcardFolders);
 
     m_threads = new QSpinBox(this);
     m_threads->setObjectName("threads");
@@ -245,6 +248,7 @@ AppPreferences PreferencesDialog::preferences() const {
     p.modelFolders = foldersOf(m_modelFolders);
     p.upscalerFolders = foldersOf(m_upscalerFolders);
     p.loraFolders = foldersOf(m_loraFolders);
+    p.wildcardFolders = foldersOf(m_wildcardFolders);
     p.watchedFolders = foldersOf(m_watchedFolders);
     p.threads = m_threads->value();
     return p;

@@ -41,6 +41,7 @@ private:
     QPlainTextEdit* m_modelFolders;
     QPlainTextEdit* m_upscalerFolders;
     QPlainTextEdit* m_loraFolders;
+    QPlainTextEdit* m_wildcardFolders;
     QPlainTextEdit* m_watchedFolders;
     QSpinBox* m_threads;
 };

@@ -4,6 +4,7 @@
 #include "ui/dialoghooks.h"
 #include "ui/prompthighlighter.h"
 #include "ui/section.h"
+#include "ui/stylesbox.h"
 #include "ui/tokencounter.h"
 
 #include <QCheckBox>
@@ -208,6 +209,15 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(QString(), m_promptTokens);
     form->addRow(tr("Negative"), m_negative);
     form->addRow(QString(), m_negativeTokens);
+    m_styles = new StylesBox(m_prompt, m_negative, this);
+    m_stylesSection = new Section(tr("Styles"), m_styles, this);
+    connect(m_styles, &StylesBox::appliedChanged, this, [this] {
+        QStringList names;
+        for (const auto& n : m_styles->applied()) names << QString::fromStdString(n);
+        m_stylesSection->setSummary(names.isEmpty() ? tr("none") : names.join(QStringLiteral(", ")));
+    });
+    connect(m_styles, &StylesBox::notice, this, &PromptPanel::notice);
+    form->addRow(m_stylesSection);
     form->addRow(tr("Sampler"), samplerRow);
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
@@ -269,6 +279,7 @@ api::GenerationSettings PromptPanel::settings() const {
     if (refiner != s.refiner.model) s.refiner.hash.clear();  // the engine fills in the chosen one's
     s.refiner.model = refiner;
     s.refiner.switchAt = m_refinerSwitch->value();
+    s.styles = m_styles->applied();
     s.variation.seed = int64_t(m_variationSeed->value());
     s.variation.strength = m_variationStrength->value();
     s.variation.resizeFromWidth = m_resizeFromWidth->value();
@@ -293,6 +304,7 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_refiner->setText(QString::fromStdString(s.refiner.model));
     m_refinerSwitch->setValue(s.refiner.switchAt);
     if (s.refiner.enabled()) m_refinerSection->setExpanded(true);  // restored settings show what they use
+    m_styles->setApplied(s.styles);
     m_variationSeed->setValue(double(s.variation.seed));
     m_variationStrength->setValue(s.variation.strength);
     m_resizeFromWidth->setValue(s.variation.resizeFromWidth);
@@ -369,6 +381,8 @@ int64_t PromptPanel::takeSeed() {
     m_lastSeed = int64_t(m_seed->value());
     return m_lastSeed;
 }
+
+void PromptPanel::setStylesFile(const QString& path) { m_styles->setFile(path); }
 
 void PromptPanel::setRefinerPath(const QString& path) {
     m_refiner->setText(path);

@@ -17,6 +17,7 @@ class QTimer;
 namespace dd::ui {
 
 class Section;
+class StylesBox;
 
 class PromptPanel : public QWidget {
     Q_OBJECT
@@ -38,12 +39,16 @@ public:
     QPlainTextEdit* promptEdit() const { return m_prompt; }
     // Size presets follow the model family ("SD 1.x", "SD 2.x", "SDXL", ...).
     void setModelFamily(const QString& family, bool demo);
+    // The prompt styles' library (styles.csv; "" = none).
+    void setStylesFile(const QString& path);
+    StylesBox* stylesBox() const { return m_styles; }
 
 signals:
     // Size, batch, guidance or refiner changed: what the memory prediction depends on.
     void shapeChanged();
     // Prompt, negative, seed, steps, guidance or sampler changed: what live mode follows.
     void edited();
+    void notice(const QString& message);  // for the status bar
 
 private:
     void updateTokenCounts();
@@ -72,6 +77,8 @@ private:
     QLineEdit* m_refiner;          // SDXL refiner path ("" = none), docs/refiner.md
     QDoubleSpinBox* m_refinerSwitch;
     Section* m_refinerSection;
+    StylesBox* m_styles;
+    Section* m_stylesSection;
     // A1111's variation seed (docs/explore.md): a folded line under the seed.
     QDoubleSpinBox* m_variationSeed;
     QDoubleSpinBox* m_variationStrength;

@@ -1,5 +1,7 @@
 #include "ui/runcontroller.h"
 
+#include "core/settings/wildcards.h"
+
 #include "core/compare/settings_diff.h"
 
 #include <nlohmann/json.hpp>
@@ -69,10 +71,16 @@ int RunController::waitingCount() const {
     }));
 }
 
-// One job per run of the batch count (seed + i · batch size); they run after whatever runs now.
+// One job per run of the batch count (seed + i · batch size), its wildcards picked with its seed (not an API
+// request's: A1111's API has none); they run after whatever runs now. Throws std::invalid_argument for a wildcard
+// without a file, before any job is queued.
 void RunController::generate(const api::GenerationSettings& settings, int runs, const QString& tag) {
+    std::vector<api::GenerationSettings> jobs;
     for (int i = 0; i < runs; ++i) {
-        const api::GenerationSettings job = api::fromImage(settings, int64_t(i) * settings.batchSize);
+        jobs.push_back(api::fromImage(settings, int64_t(i) * settings.batchSize));
+        if (tag.isEmpty()) settings::resolveWildcards(jobs.back(), m_wildcardFolders);
+    }
+    for (const auto& job : jobs) {
         ++m_enqueuesInFlight;
         nlohmann::json spec = job;
         if (!tag.isEmpty()) spec["api_task"] = tag.toStdString();

@@ -89,6 +89,8 @@ public:
     // While the gate says true (a model loads), no job launches; resume() when it opens.
     void setLaunchGate(std::function<bool()> closed) { m_gateClosed = std::move(closed); }
     void setAutosave(bool on) { m_autosave = on; }
+    // Where each job's __wildcards__ are picked from, with its own seed (settings/wildcards.h).
+    void setWildcardFolders(std::vector<std::string> folders) { m_wildcardFolders = std::move(folders); }
     bool liveRunning() const { return m_liveRunning; }
     bool canKeepLive() const { return m_lastLive && !m_lastLiveKept; }  // a live result not saved yet
     const api::GenerationResult* lastLive() const { return m_lastLive.get(); }  // the live result shown last
@@ -151,6 +153,7 @@ private:
     ABRunner* m_ab;
     std::function<bool()> m_gateClosed = [] { return false; };
     bool m_autosave = true;
+    std::vector<std::string> m_wildcardFolders;
     std::vector<SessionImage> m_session;
     QList<JobRow> m_jobs;               // the queue as last reported by its thread
     bool m_queueActive = false;         // run pending jobs as they come

@@ -130,6 +130,9 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (s.hires.enabled) j["hires"] = s.hires;
     if (s.outpaint.enabled()) j["outpaint"] = s.outpaint;
     if (s.variation.enabled()) j["variation"] = s.variation;
+    if (!s.promptTemplate.empty()) j["prompt_template"] = s.promptTemplate;
+    if (!s.negativeTemplate.empty()) j["negative_template"] = s.negativeTemplate;
+    if (!s.styles.empty()) j["styles"] = s.styles;
 }
 
 void from_json(const nlohmann::json& j, GenerationSettings& s) {
@@ -165,6 +168,9 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("hires", s.hires);
     get("outpaint", s.outpaint);
     get("variation", s.variation);
+    get("prompt_template", s.promptTemplate);
+    get("negative_template", s.negativeTemplate);
+    get("styles", s.styles);
 }
 
 void validate(const GenerationSettings& s) {

@@ -99,6 +99,10 @@ struct GenerationSettings {
     std::string model;             // diffusers folder, single-file .safetensors, or "demo:tiny-sd1"
     std::string prompt;
     std::string negativePrompt;
+    // The prompts as written when they held wildcards ("__name__", settings/wildcards.h); prompt is the picked one.
+    std::string promptTemplate;
+    std::string negativeTemplate;
+    std::vector<std::string> styles;  // the prompt styles applied to the prompts (settings/styles.h), by name
     int64_t seed = 0;              // image i of a batch uses seed + i (A1111 convention; imageSeeds)
     int steps = 20;
     double cfgScale = 7.0;

@@ -1,5 +1,7 @@
 #include "core/library/library.h"
 
+#include "core/io/app_data.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -182,12 +184,7 @@ std::string ftsQuery(std::string_view text) {
     return out;
 }
 
-std::string defaultIndexPath(const std::string& appFolder) {
-    const char* xdg = std::getenv("XDG_DATA_HOME");
-    const char* home = std::getenv("HOME");
-    const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home && *home ? home : ".") / ".local/share";
-    return (base / appFolder / "library.db").string();
-}
+std::string defaultIndexPath(const std::string& appFolder) { return (io::appDataDir(appFolder) / "library.db").string(); }
 
 Library::Library(const std::string& dbPath, Checked checked) : m_path(dbPath) {
     try {

@@ -21,7 +21,7 @@ SIZE = re.compile(r"^(\d+)x(\d+)$")
 
 # create_infotext's key order for the keys DiffusionDesk writes; extras go where p.extra_generation_params does.
 ORDER = ["Steps", "Sampler", "Schedule type", "CFG scale", "Seed", "Size", "Model hash", "Model",
-         "Denoising strength", "Clip skip", "RNG", "<extra>", "Version"]
+         "Variation seed", "Variation seed strength", "Seed resize from", "Denoising strength", "Clip skip", "RNG", "<extra>", "Version"]
 
 
 def a1111_quote(value):
@@ -106,6 +106,13 @@ def writer_cases():
     add({"sampler": "Euler", "schedule_type": "Exponential", "negative_prompt": "ünïcode ✓, \"quoted\""},
         {"Sampler": "Euler", "Schedule type": "Exponential"}, extra=[("Note", "multi\nline")])
     add({"sampler": "DDIM", "cfg_scale": 12.0, "steps": 50}, {"Sampler": "DDIM", "Schedule type": "Automatic"})
+    # Variation seeds: create_infotext writes the image's subseed and the strength only with a strength, and
+    # "Seed resize from: WxH" only when both sides are set.
+    add({"seed": 7, "variation": {"seed": 3000000000, "strength": 0.25, "resize_from_width": 640, "resize_from_height": 448}},
+        {"Sampler": "Euler a", "Schedule type": "Automatic", "Variation seed": 3000000000, "Variation seed strength": 0.25,
+         "Seed resize from": "640x448"})
+    add({"seed": 7, "variation": {"seed": 9, "strength": 0.0, "resize_from_width": 512, "resize_from_height": 768}},
+        {"Sampler": "Euler a", "Schedule type": "Automatic", "Seed resize from": "512x768"})
     return cases
 
 
@@ -120,6 +127,8 @@ def parser_cases():
         "a cat: cute, Steps: 20",
         "p\nSteps: 20, Sampler: , Seed: 1, Seed: 2, Note: \"a \\\"b\\\", c\", Bad: \"unterminated, Size: 64x64",
         "  \n\nfirst\n  second  \n\nNegative prompt: n1\n\nn2\nSteps: 1, Seed: 2, Size: 8x8x8",
+        "a fox\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 5, Size: 512x512, Variation seed: 77, "
+        "Variation seed strength: 0.3, Seed resize from: 640x448, Version: v1.10.1",
     ]
     rng = random.Random(1234)
     keys = ["Steps", "Seed", "Size", "Model", "Hires upscale", "ADetailer model", "Lora hashes", "x", "A-b/c d", "ü key"]

@@ -4,13 +4,18 @@
 #include "ui/dialoghooks.h"
 #include "ui/peakprediction.h"
 #include "ui/tokencounter.h"
+#include "ui/stylesbox.h"
+#include "core/settings/styles.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QFile>
 #include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QSpinBox>
 #include <QTextBlock>
 #include <QTextLayout>
@@ -93,6 +98,57 @@ private slots:
         prompt->setPlainText("plain words");
         QCoreApplication::processEvents();
         QVERIFY(prompt->document()->firstBlock().layout()->formats().isEmpty());
+    }
+
+    // Styles: imported from an A1111 styles.csv, applied into both prompts and named in the settings, removed again,
+    // exported, and the prompts saved as a new style; a bad file is a notice naming its line, the library unchanged.
+    void stylesApplyRemoveImportExport() {
+        QTemporaryDir dir;
+        PromptPanel p;
+        QSignalSpy notices(&p, &PromptPanel::notice);
+        p.setStylesFile(dir.filePath("styles.csv"));
+        auto* box = p.stylesBox();
+        QVERIFY(box->names().isEmpty());
+        const QString incoming = dir.filePath("theirs.csv");
+        dd::settings::writeStylesFile(incoming.toStdString(), {{"Cinematic", "cinematic still of {prompt}, film grain", "cartoon"},
+                                                               {"Oil", "oil painting", ""}});
+        QVERIFY(box->importFrom(incoming));
+        QCOMPARE(box->names(), QStringList({"Cinematic", "Oil"}));
+        auto s = p.settings();
+        s.prompt = "a fox";
+        s.negativePrompt = "blurry";
+        p.setSettings(s);
+        box->apply("Cinematic");
+        box->apply("Oil");
+        QCOMPARE(p.settings().prompt, std::string("cinematic still of a fox, film grain, oil painting"));
+        QCOMPARE(p.settings().negativePrompt, std::string("blurry, cartoon"));
+        QCOMPARE(p.settings().styles, (std::vector<std::string>{"Cinematic", "Oil"}));
+        box->remove("Oil");
+        box->remove("Cinematic");
+        QCOMPARE(p.settings().prompt, std::string("a fox"));
+        QCOMPARE(p.settings().negativePrompt, std::string("blurry"));
+        QVERIFY(p.settings().styles.empty());
+        // Saved as a style, and the library file now holds three; exported whole.
+        QVERIFY(box->saveCurrentAs("Mine"));
+        QCOMPARE(dd::settings::readStylesFile(dir.filePath("styles.csv").toStdString()).size(), size_t(3));
+        QVERIFY(box->exportTo(dir.filePath("out.csv")));
+        QCOMPARE(dd::settings::readStylesFile(dir.filePath("out.csv").toStdString()).back(),
+                 (dd::settings::PromptStyle{"Mine", "a fox", "blurry"}));
+        // A damaged file: its name and line said, nothing imported.
+        QFile bad(dir.filePath("bad.csv"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("name,prompt\nA,\"open\n");
+        bad.close();
+        notices.clear();
+        QVERIFY(!box->importFrom(bad.fileName()));
+        QCOMPARE(notices.size(), 1);
+        QVERIFY2(notices.at(0).at(0).toString().contains("bad.csv: styles.csv line 2"), qPrintable(notices.at(0).at(0).toString()));
+        QCOMPARE(box->names().size(), 3);
+        // The settings' styles come back with them (restore).
+        s = p.settings();
+        s.styles = {"Oil"};
+        p.setSettings(s);
+        QCOMPARE(p.settings().styles, (std::vector<std::string>{"Oil"}));
     }
 
     // The refiner picker and switch field carry RefinerSetting both ways; a new path drops the old hash.

@@ -598,6 +598,42 @@ private slots:
         QCOMPARE(QByteArray(reinterpret_cast<const char*>(alone.rgb.data()), qsizetype(alone.rgb.size())), pixels[2]);
     }
 
+    // Wildcards from the Preferences' folder, picked with each run's seed: the sidecar keeps the template and the
+    // picked prompt, the A1111 text the picked one, and the same seed picks the same line. A wildcard without its
+    // file is a message and nothing is queued.
+    void wildcardsInARun() {
+        QTemporaryDir wildcards;
+        QFile colours(wildcards.filePath("colour.txt"));
+        QVERIFY(colours.open(QIODevice::WriteOnly));
+        colours.write("red\ngreen\nblue\npurple\n");
+        colours.close();
+        QSettings().setValue("models/wildcardFolders", QStringList{wildcards.path()});
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        auto s = w.promptPanel()->settings();
+        s.prompt = "a __colour__ star";
+        w.promptPanel()->setSettings(s);
+        const QStringList files = generateAndSave(w);
+        QCOMPARE(files.size(), 2);
+        const auto made = dd::settings::readSidecar(fileBytes(files.at(1)).toStdString());
+        QCOMPARE(made.settings.promptTemplate, std::string("a __colour__ star"));
+        QVERIFY2(QStringList({"a red star", "a green star", "a blue star", "a purple star"}).contains(QString::fromStdString(made.settings.prompt)),
+                 made.settings.prompt.c_str());
+        const auto text = QString::fromStdString(dd::imaging::readPngText(files.at(0).toStdString()).at("parameters"));
+        QVERIFY2(text.startsWith(QString::fromStdString(made.settings.prompt) + "\n"), qPrintable(text));
+        QCOMPARE(w.promptPanel()->settings().prompt, std::string("a __colour__ star"));  // the box keeps the template
+        const auto again = dd::settings::readSidecar(fileBytes(generateAndSave(w).at(1)).toStdString());
+        QCOMPARE(again.settings.prompt, made.settings.prompt);
+
+        s.prompt = "a __hat__";
+        w.promptPanel()->setSettings(s);
+        const auto before = w.jobs().size();
+        QTest::mouseClick(w.findChild<QPushButton*>("generate"), Qt::LeftButton);
+        QVERIFY2(w.statusBar()->currentMessage().contains("wildcard __hat__: no hat.txt in"), qPrintable(w.statusBar()->currentMessage()));
+        QCOMPARE(w.jobs().size(), before);
+    }
+
     // The hires fix from the window: a second pass at 1.5×, the sidecar and the A1111 text record it, and Use
     // settings brings it back.
     void hiresFixFromTheWindow() {

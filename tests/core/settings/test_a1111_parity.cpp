@@ -44,7 +44,8 @@ private slots:
         const std::set<std::string> consumed{"Steps", "Sampler", "Schedule type", "CFG scale", "Seed", "Size", "Size-1", "Size-2",
                                              "Model hash", "Model", "Denoising strength", "Clip skip", "Batch size",
                                              "CFG Rescale", "RNG", "Version", "Lora hashes", "Hires upscale", "Hires resize",
-                                             "Hires steps", "Hires upscaler", "Mask blur", "Mask mode", "Masked content"};
+                                             "Hires steps", "Hires upscaler", "Mask blur", "Mask mode", "Masked content",
+                                             "Variation seed", "Variation seed strength", "Seed resize from"};
         for (const auto& c : m_cases["parser"]) {
             const std::string text = c["text"];
             const auto info = parseA1111Parameters(text);
@@ -64,6 +65,13 @@ private slots:
                     want.erase(k + "-1"), want.erase(k + "-2"), want.erase(k), got.erase(k);
                 }
             }
+            // Consumed into settings.variation: the values A1111 reads.
+            if (want.count("Variation seed")) QVERIFY2(std::to_string(info.settings.variation.seed) == want["Variation seed"], at);
+            if (want.count("Variation seed strength"))
+                QVERIFY2(info.settings.variation.strength == std::stod(want["Variation seed strength"]), at);
+            if (want.count("Seed resize from-1"))
+                QVERIFY2(std::to_string(info.settings.variation.resizeFromWidth) == want["Seed resize from-1"] &&
+                             std::to_string(info.settings.variation.resizeFromHeight) == want["Seed resize from-2"], at);
             // Consumed into settings.loras: every "name: hash" must be there (a value without pairs is only warned about).
             if (want.count("Lora hashes") && want["Lora hashes"].find(':') != std::string::npos) {
                 std::string joined;
