@@ -9,6 +9,7 @@
 
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QDir>
 #include <QtTest>
 
 #include <fstream>
@@ -95,6 +96,25 @@ private slots:
         const Run r = cli({"verify", m_dir.filePath("settings.json")});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         QVERIFY2(r.out.contains("identical (no recorded image: the settings were run twice)"), qPrintable(r.out));
+    }
+
+    // A hires fix with a variation seed and an edited prompt, in a batch of two: each image verifies bit for bit
+    // from its own sidecar (the second keeps the seed, with variation seed + 1).
+    void hiresVariationAndEditingReproduce() {
+        QTemporaryDir dir;
+        const Run r = cli({"generate", "--prompt", "a [red:blue:0.5] door", "--model", "demo:tiny-sd1", "--steps", "3",
+                           "--size", "32x32", "--seed", "4", "--deterministic", "--hires", "--hires-scale", "1.5",
+                           "--hires-denoising", "0.6", "--variation-seed", "11", "--variation-strength", "0.3", "--batch", "2",
+                           "--no-library", "--out", dir.path()});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QStringList images = QDir(dir.path()).entryList({"*.png"}, QDir::Files, QDir::Name);
+        QCOMPARE(images.size(), 2);
+        for (const QString& image : images) {
+            const Run v = cli({"verify", dir.filePath(image)});
+            QVERIFY2(v.code == 0 && v.out.contains("\nidentical\n"), qPrintable(v.out + v.err));
+        }
+        const auto text = imaging::readPngText(dir.filePath(images.at(1)).toStdString()).at("parameters");
+        QVERIFY2(text.find("Seed: 4, ") != std::string::npos && text.find("Variation seed: 12,") != std::string::npos, text.c_str());
     }
 
     // An inpainting made by the CLI records its init image and mask (names and SHA-256) and verifies bit for bit
