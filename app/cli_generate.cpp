@@ -12,6 +12,7 @@
 #include "core/pipeline/memory_prediction.h"
 #include "core/resources.h"
 #include "core/sched/scheduler.h"
+#include "core/compare/xyz_plot.h"
 #include "core/settings/file_name_template.h"
 #include "core/settings/model_lookup.h"
 #include "core/settings/restore.h"
@@ -20,6 +21,7 @@
 #include "core/text/prompt_parser.h"
 #include "imaging/run_images.h"
 #include "imaging/export.h"
+#include "imaging/plot_sheet.h"
 #include "imaging/png.h"
 
 #include <nlohmann/json.hpp>
@@ -150,11 +152,24 @@ private:
     void useModelDefaults();
     void fitSizeToOutpaint();
     void applyStylesAndWildcards();
+    struct Output {
+        bool toFile = false;
+        std::string folder;
+        imaging::ExportFormat format;
+    };
+    struct Made {
+        api::Image image;        // the first of the run's images
+        std::string parameters;  // its A1111 text
+    };
+    Made runOnce(pipeline::Engine& engine, const api::GenerationSettings& settings, const Output& o);
+    void writeSheets(const std::vector<compare::PlotAxis>& axes, const std::vector<api::Image>& images,
+                     const std::string& parameters, const std::string& folder);
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
     std::vector<std::string> modelFolders, loraFolders, controlNetFolders, upscalerFolders, wildcardFolders, styleNames;
     std::string stylesFile = settings::defaultStylesPath();
+    std::vector<std::pair<std::string, std::string>> plotAxes;  // --plot-x/y/z FIELD=VALUES
     bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
@@ -167,6 +182,14 @@ OptionTable Generate::options() {
     auto whole = [](int& field, const char* flag) { return [&field, flag](const std::string& v) { field = toInt(flag, v); }; };
     auto text = [](std::string& field) { return [&field](const std::string& v) { field = v; }; };
     auto add = [](std::vector<std::string>& list) { return [&list](const std::string& v) { list.push_back(v); }; };
+    auto plotAxis = [this](const char* flag, size_t axis) {
+        return [this, flag, axis](const std::string& v) {
+            const size_t eq = v.find('=');
+            if (eq == std::string::npos || eq == 0) throw std::invalid_argument(std::string(flag) + " expects FIELD=VALUES, e.g. steps=10-30 (+10)");
+            if (plotAxes.size() != axis) throw std::invalid_argument(std::string(flag) + ": give the axes in order, --plot-x first");
+            plotAxes.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        };
+    };
     auto control = [this](const char* flag) {
         return [this, flag](const std::string& v) { applyControlFlag(flag, v, s, controlNetFolders); };
     };
@@ -186,6 +209,12 @@ OptionTable Generate::options() {
                [this](const std::string& v) { restoreFrom(v); }, Complete::File)
         .value("--models", "DIR", "where --from looks for its model by hash (repeatable)", add(modelFolders), Complete::Folder)
         .flag("--dry-run", "check the settings, print the memory prediction, generate nothing", [this] { dryRun = true; })
+        .section("X/Y/Z plot (docs/explore.md): one image per combination, and a sheet per Z value")
+        .value("--plot-x", "FIELD=VALUES", "an axis: a settings field and A1111's values, e.g. steps=10-30 (+10), "
+                                           "cfg_scale=5,7.5, sampler=Euler,DDIM, prompt_sr=red,blue, size=512x512,768x512",
+               plotAxis("--plot-x", 0))
+        .value("--plot-y", "FIELD=VALUES", "the second axis", plotAxis("--plot-y", 1))
+        .value("--plot-z", "FIELD=VALUES", "the third axis: one sheet per value", plotAxis("--plot-z", 2))
         .section("sampling")
         .value("--seed", "N", "the seed (-1: a random one)", [this](const std::string& v) { s.seed = readSeed("--seed", v); })
         .value("--variation-seed", "N", "blend the noise towards this seed's (A1111's Variation seed; -1: a random one)",
@@ -426,36 +455,64 @@ int Generate::run() {
     settings::expandFileName(nameTemplate, {});  // a bad template fails before the run, not after it
     if (toFile && s.batchSize == 1 && fs::exists(out)) throw std::invalid_argument(out + ": already exists (never overwritten)");
 
+    std::vector<compare::PlotCell> cells;
+    std::vector<compare::PlotAxis> axes;
+    for (const auto& [field, values] : plotAxes) axes.push_back(compare::parseAxis(s, field, values));
+    if (!axes.empty()) {
+        if (toFile) throw std::invalid_argument("an X/Y/Z plot writes many images: --out names a folder");
+        cells = compare::plotCells(s, axes);
+        std::cerr << "X/Y/Z plot: " << cells.size() << " images\n";
+    }
     warnIfTooBig(s, loraFolders);
     if (dryRun) return 0;
     pipeline::Engine engine;
     engine.setLoraFolders(loraFolders);
     engine.setUpscalerFolders(upscalerFolders);
+    const Output output{toFile, folder, fileFormat};
+    if (cells.empty()) {
+        runOnce(engine, s, output);
+        return 0;
+    }
+    std::vector<api::Image> images;
+    std::string parameters;
+    for (const auto& cell : cells) {
+        const Made made = runOnce(engine, cell.settings, output);
+        images.push_back(made.image);
+        if (parameters.empty()) parameters = made.parameters;
+    }
+    writeSheets(axes, images, parameters, folder);
+    return 0;
+}
+
+// One run of `settings`: its images exported (with sidecars) and printed, added to the library.
+Generate::Made Generate::runOnce(pipeline::Engine& engine, const api::GenerationSettings& settings, const Output& o) {
     api::CancelToken cancel;
     ProgressBar progress;
     const auto start = std::chrono::steady_clock::now();
-    const auto result = engine.generate(s, cancel, &progress, imaging::readRunImages(s));
+    const auto result = engine.generate(settings, cancel, &progress, imaging::readRunImages(settings));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     std::vector<std::string> written;
+    Made made;
     for (std::size_t i = 0; i < result.images.size(); ++i) {
         const auto sc = imaging::sidecarFor(result, int(i), wall, pricePerHour, DD_VERSION);
         imaging::ExportedFile f;
-        if (toFile) {
+        if (o.toFile) {
             fs::path p(out);
             if (result.images.size() > 1) p = p.parent_path() / (p.stem().string() + "-" + std::to_string(i + 1) + p.extension().string());
-            f = imaging::exportImageAs(p.string(), fileFormat, quality, result.images[i], sc, result.modelName, sidecar);
+            f = imaging::exportImageAs(p.string(), o.format, quality, result.images[i], sc, result.modelName, sidecar);
         } else {
             imaging::ExportRequest req;
-            req.folder = folder;
+            req.folder = o.folder;
             req.nameTemplate = nameTemplate;
-            req.format = fileFormat;
+            req.format = o.format;
             req.quality = quality;
             req.sidecar = sidecar;
             f = imaging::exportImage(req, result.images[i], sc, result.modelName);
         }
         std::cout << f.image << "\n";
         written.push_back(f.image);
+        if (i == 0) made = {result.images[i], imaging::metadataFor(sc, result.modelName).parameters};
     }
     if (library) addToLibrary(written);
     for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
@@ -463,7 +520,35 @@ int Generate::run() {
     for (double t : result.timings.stepSeconds) steps += t;
     std::cerr << "load " << result.timings.loadSeconds << " s, encode " << result.timings.encodeSeconds << " s, "
               << result.timings.stepSeconds.size() << " steps " << steps << " s, decode " << result.timings.decodeSeconds << " s\n";
-    return 0;
+    return made;
+}
+
+// One sheet per Z value, beside the cells: xyz-NNNN.png (never over a file), the first cell's A1111 text in it.
+void Generate::writeSheets(const std::vector<compare::PlotAxis>& axes, const std::vector<api::Image>& images,
+                           const std::string& parameters, const std::string& folder) {
+    const auto labels = [&](size_t a) {
+        std::vector<std::string> out;
+        if (a < axes.size())
+            for (const auto& v : axes[a].values) out.push_back(axes[a].field + ": " + v);
+        return out;
+    };
+    imaging::SheetLayout layout{labels(0), labels(1), {}};
+    const size_t perSheet = std::max<size_t>(1, layout.columns.size()) * std::max<size_t>(1, layout.rows.size());
+    const auto zs = labels(2);
+    for (size_t z = 0; z * perSheet < images.size(); ++z) {
+        layout.title = z < zs.size() ? zs[z] : std::string();
+        const std::vector<api::Image> cells(images.begin() + long(z * perSheet), images.begin() + long((z + 1) * perSheet));
+        fs::path sheet;
+        for (int n = 1; sheet.empty() || fs::exists(sheet); ++n) {
+            char name[32];
+            std::snprintf(name, sizeof name, "xyz-%04d.png", n);
+            sheet = fs::path(folder) / name;
+        }
+        nlohmann::json plot = nlohmann::json::array();
+        for (const auto& a : axes) plot.push_back({{"field", a.field}, {"values", a.values}});
+        imaging::writePng(sheet.string(), imaging::composeSheet(cells, layout), {{"parameters", parameters}, {"xyz_plot", plot.dump()}});
+        std::cout << sheet.string() << "\n";
+    }
 }
 
 } // namespace

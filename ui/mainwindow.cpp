@@ -1,4 +1,5 @@
 #include "ui/mainwindow.h"
+#include "ui/xyzplot.h"
 
 #include "core/pipeline/engine.h"
 #include "core/resources.h"
@@ -387,6 +388,7 @@ void MainWindow::buildMenus() {
     run->addAction(tr("A/B &seeds"), this, &MainWindow::runAbSeeds);
     run->addAction(tr("A/B s&etting…"), this, &MainWindow::chooseAbSetting);
     run->addAction(tr("C&ompare selected"), this, &MainWindow::compareSelected);
+    run->addAction(tr("&X/Y/Z plot…"), this, &MainWindow::openPlotDialog)->setObjectName("xyzPlot");
     run->addSeparator();
     run->addAction(tr("Memory &presets…"), this, &MainWindow::openPresetDialog);
     run->addSeparator();
@@ -482,6 +484,9 @@ void MainWindow::showResult(const api::GenerationResult& result, const QString& 
     m_costLabel->setText(tr("%1 per image (%2)").arg(cost, m_price.describe()));
     m_costLabel->setVisible(m_price.enabled);
     m_lastRunSettings = result.settings;
+    if (!t.stepSeconds.empty())
+        m_secondsPerStepPixel = steps / double(t.stepSeconds.size()) / (double(result.settings.width) * result.settings.height *
+                                                                         std::max(1, result.settings.batchSize));
     updatePrediction();  // the next run with the same text skips the encoders
     const QString encode = result.textEncodeCached ? tr("cached") : seconds(t.encodeSeconds);
     QString message = tr("%1%2: load %3 · encode %4 · %5 steps %6 · decode %7")

@@ -8,6 +8,7 @@
 // interrupted and waits for Retry; pending jobs wait for Run queue.
 #include "core/api/generation_result.h"
 #include "core/compare/ab_settings.h"
+#include "core/compare/xyz_plot.h"
 #include "core/memory/preset.h"
 #include "ui/apppreferences.h"
 #include "ui/engineworker.h"
@@ -47,6 +48,7 @@ class ControlNetPanel;
 class HiresPanel;
 class ImageInputPanel;
 class MaskLayer;
+class PlotRun;
 class PromptPanel;
 class QueueView;
 class RunController;
@@ -123,6 +125,11 @@ public slots:
     void deleteShownImage();  // to the trash, and out of the library
     void importFolder();      // asks for a folder; its images join the library
     void undoRestore();      // the settings before the last restore come back
+    // An X/Y/Z plot of the window's settings (seed taken once): every cell queued as a job of its own; the sheets
+    // follow when the last cell is saved (plotFinished). False + status message when an axis does not fit.
+    bool startPlot(const std::vector<compare::PlotAxis>& axes);
+    void openPlotDialog();
+
     void newRandomSeed();
     void showShortcuts();
     void applyPastedParameters();
@@ -136,6 +143,7 @@ signals:
     void imagesSaved(const QStringList& files);  // a finished run's images and sidecars, on disk and indexed
     void upscaleRequested(const QString& imagePath, const QString& upscaler);
     void upscaleDone(const QString& written);  // the bigger copy is saved and shown (or "" when it failed)
+    void plotFinished(const QStringList& sheets);  // an X/Y/Z plot's sheets, written beside its cells
     void libraryScanRequested(const QString& folder);
 
 protected:
@@ -152,6 +160,7 @@ private:
     void setPaintingMask(bool on);
     void setExtendingCanvas(bool on);
     void makeVariations(const QString& file);
+    void plotCellSaved(const QString& jobId, const QStringList& files);
     bool takeShownImageAsInit(QAction* tool);
     void saveMask();
     void updateMaskedArea();  // the dashed "only masked" box on the canvas
@@ -211,6 +220,8 @@ private:
     QList<QAction*> m_imageActions;  // the canvas bar's actions that need a saved image
     QLabel* m_zoomLabel;
     QAction* m_gridAction;
+    std::unique_ptr<PlotRun> m_plot;  // the X/Y/Z plot whose cells are being made
+    double m_secondsPerStepPixel = 0;  // the last run's denoising time per step and pixel: the plot's estimate
     QAction* m_paintMask = nullptr;
     QAction* m_extendCanvas = nullptr;
     QToolBar* m_maskBar = nullptr;

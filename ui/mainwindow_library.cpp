@@ -45,6 +45,7 @@ QDockWidget* MainWindow::buildLibrary() {
     connect(service, &LibraryService::changed, m_library, &LibraryPanel::refresh);
     connect(service, &LibraryService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(service, &LibraryService::saved, m_run, &RunController::onSaved);
+    connect(service, &LibraryService::saved, this, &MainWindow::plotCellSaved);
     connect(service, &LibraryService::saved, this, [this](const QString& jobId, const QStringList& files) {
         if (files.isEmpty()) return;
         if (jobId == m_shownJob && m_shownFiles.isEmpty()) {  // the run on the canvas: its images' files

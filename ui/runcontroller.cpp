@@ -74,7 +74,7 @@ int RunController::waitingCount() const {
 // One job per run of the batch count (seed + i · batch size), its wildcards picked with its seed (not an API
 // request's: A1111's API has none); they run after whatever runs now. Throws std::invalid_argument for a wildcard
 // without a file, before any job is queued.
-void RunController::generate(const api::GenerationSettings& settings, int runs, const QString& tag) {
+void RunController::generate(const api::GenerationSettings& settings, int runs, const QString& tag, const QString& plotCell) {
     std::vector<api::GenerationSettings> jobs;
     for (int i = 0; i < runs; ++i) {
         jobs.push_back(api::fromImage(settings, int64_t(i) * settings.batchSize));
@@ -84,6 +84,7 @@ void RunController::generate(const api::GenerationSettings& settings, int runs, 
         ++m_enqueuesInFlight;
         nlohmann::json spec = job;
         if (!tag.isEmpty()) spec["api_task"] = tag.toStdString();
+        if (!plotCell.isEmpty()) spec["xyz_plot"] = plotCell.toStdString();
         emit enqueueRequested(QString::fromStdString(spec.dump()));
     }
     m_runIndex = 0;

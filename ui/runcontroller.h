@@ -97,7 +97,8 @@ public:
 
 public slots:
     // `tag` ("" = none) rides in each job's spec as "api_task": the API server finds its requests' jobs by it.
-    void generate(const dd::api::GenerationSettings& settings, int runs, const QString& tag = {});
+    // `plotCell`: the X/Y/Z plot's cell the job is ("<plot id>/<cell>", as "xyz_plot"; ui/xyzplot.h).
+    void generate(const dd::api::GenerationSettings& settings, int runs, const QString& tag = {}, const QString& plotCell = {});
     void runQueue();                      // the leftovers too
     void retry(const QString& id);        // any finished job, at once
     void startAb(const dd::compare::AbPair& pair);

@@ -127,7 +127,7 @@ bool StylesBox::importFrom(const QString& path) {
         const auto incoming = settings::readStylesFile(path.toStdString());
         m_styles = settings::mergeStyles(m_styles, incoming);
         if (!store()) return false;
-        emit notice(tr("%n style(s) imported from %1", "", int(incoming.size())).arg(path));
+        emit notice(tr("Styles imported from %1: %2").arg(path).arg(incoming.size()));
         return true;
     } catch (const std::exception& e) {
         emit notice(QString::fromStdString(e.what()));  // names the file and the line; the library is unchanged
@@ -138,7 +138,7 @@ bool StylesBox::importFrom(const QString& path) {
 bool StylesBox::exportTo(const QString& path) {
     try {
         settings::writeStylesFile(path.toStdString(), m_styles);
-        emit notice(tr("%n style(s) exported to %1", "", int(m_styles.size())).arg(path));
+        emit notice(tr("Styles exported to %1: %2").arg(path).arg(m_styles.size()));
         return true;
     } catch (const std::exception& e) {
         emit notice(QString::fromStdString(e.what()));

@@ -19,12 +19,23 @@ nlohmann::json& field(nlohmann::json& j, const std::string& path) {
     while (true) {
         const std::size_t dot = path.find('.', start);
         const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        if (!node->is_object() || key.empty() || !node->contains(key))
-            throw std::invalid_argument("'" + path + "' is not a generation setting");
-        node = &(*node)[key];
+        const bool index = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos && key.size() < 6;
+        if (node->is_array() && index && std::stoul(key) < node->size()) node = &(*node)[std::stoul(key)];
+        else if (node->is_object() && !key.empty() && node->contains(key)) node = &(*node)[key];
+        else if (path.rfind("hires.", 0) == 0) throw std::invalid_argument("'" + path + "': turn the hires fix on first");
+        else throw std::invalid_argument("'" + path + "' is not a generation setting" +
+                                         (node->is_array() ? std::string(" (the list has ") + std::to_string(node->size()) + ")" : ""));
         if (dot == std::string::npos) return *node;
         start = dot + 1;
     }
+}
+
+// The settings as JSON with the sections to_json leaves out while unused that a person may still vary: a variation
+// seed's strength can be plotted from 0.
+nlohmann::json settingsJson(const api::GenerationSettings& s) {
+    nlohmann::json j = s;
+    if (!j.contains("variation")) j["variation"] = s.variation;
+    return j;
 }
 
 } // namespace
@@ -55,9 +66,10 @@ AbPair abSetting(const api::GenerationSettings& base, const std::string& path, c
     return p;
 }
 
-AbPair abSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text) {
-    nlohmann::json j = base;
-    const nlohmann::json& current = field(j, path);
+namespace {
+
+// Text a person typed, as the JSON kind of the field at `path` holds.
+nlohmann::json valueFromText(const nlohmann::json& current, const std::string& path, const std::string& text) {
     const auto bad = [&](const char* kind) {
         return std::invalid_argument("'" + path + "' expects " + kind + ", got '" + text + "'");
     };
@@ -80,7 +92,32 @@ AbPair abSettingFromText(const api::GenerationSettings& base, const std::string&
     } else {
         throw std::invalid_argument("'" + path + "' cannot be varied on its own");
     }
-    return abSetting(base, path, value);
+    return value;
+}
+
+} // namespace
+
+AbPair abSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text) {
+    return abSetting(base, path, valueFromText(settingAt(base, path), path, text));
+}
+
+nlohmann::json settingAt(const api::GenerationSettings& s, const std::string& path) {
+    nlohmann::json j = settingsJson(s);
+    return field(j, path);
+}
+
+api::GenerationSettings withSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text) {
+    nlohmann::json j = settingsJson(base);
+    nlohmann::json& node = field(j, path);
+    node = valueFromText(node, path, text);
+    api::GenerationSettings out;
+    try {
+        out = j.get<api::GenerationSettings>();
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("'" + path + "' = " + text + ": " + e.what());
+    }
+    api::validate(out);
+    return out;
 }
 
 AbPair abPreset(const api::GenerationSettings& base, const memory::Preset& preset) {

@@ -29,6 +29,12 @@ AbPair abSetting(const api::GenerationSettings& base, const std::string& path, c
 // The same from text a person typed or picked ("4.5", "true", "DPM++ 2M"), converted to the field's kind.
 AbPair abSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text);
 
+// `base` with the field at `path` set from text, as abSettingFromText converts it ("loras.0.weight": an array's
+// element by index), validated; the value may equal base's. Throws std::invalid_argument naming the field.
+api::GenerationSettings withSettingFromText(const api::GenerationSettings& base, const std::string& path, const std::string& text);
+// The field's current value at `path` in `s`'s JSON; throws std::invalid_argument when there is none.
+nlohmann::json settingAt(const api::GenerationSettings& s, const std::string& path);
+
 // B = A run with a preset's plan (and its name in `preset`).
 AbPair abPreset(const api::GenerationSettings& base, const memory::Preset& preset);
 

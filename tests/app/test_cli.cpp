@@ -243,6 +243,29 @@ private slots:
         QCOMPARE(sizeOf({"--from", dir.filePath("given.json")}, "restored.png"), QSize(48, 32));
     }
 
+    // An X/Y/Z plot from the command line: one image and sidecar a cell, and a sheet per Z value beside them.
+    void xyzPlotWritesCellsAndSheets() {
+        QTemporaryDir dir;
+        const Run r = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a red boat", "--steps", "2", "--size", "32x32",
+                           "--seed", "5", "--no-library", "--plot-x", "steps=2-3", "--plot-y", "prompt_sr=red,blue",
+                           "--plot-z", "cfg_scale=1,7", "--out", dir.path()});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("X/Y/Z plot: 8 images"), qPrintable(r.err));
+        QCOMPARE(QDir(dir.path()).entryList({"*.json"}, QDir::Files).size(), 8);
+        for (const char* sheet : {"xyz-0001.png", "xyz-0002.png"}) {
+            const auto image = dd::imaging::readImage(dir.filePath(sheet).toStdString());
+            QVERIFY2(image.width > 64 && image.height > 64, sheet);
+            QVERIFY(dd::imaging::readPngText(dir.filePath(sheet).toStdString()).at("parameters").find("a red boat") == 0);
+        }
+        QVERIFY(!QFile::exists(dir.filePath("xyz-0003.png")));
+        const Run bad = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a boat", "--plot-x", "prompt_sr=red,blue",
+                             "--out", dir.path()});
+        QVERIFY2(bad.code != 0 && bad.err.contains("Prompt S/R did not find 'red'"), qPrintable(bad.err));
+        const Run file = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a boat", "--plot-x", "steps=2,3",
+                              "--out", dir.filePath("one.png")});
+        QVERIFY2(file.code != 0 && file.err.contains("--out names a folder"), qPrintable(file.err));
+    }
+
     // A hires fix through an upscaler network: named in the infotext, hashed in the sidecar, and --from (with the
     // network found by name again) makes the same picture, pixel for pixel.
     void hiresWithAnUpscalerNetworkRoundTrips() {

@@ -634,6 +634,52 @@ private slots:
         QCOMPARE(w.jobs().size(), before);
     }
 
+    // An X/Y/Z plot from the window: steps × CFG, one queued job a cell, each saved with its sidecar; the sheet is
+    // written beside them and shown; a cell's image is byte for byte the image its settings make alone (no batch
+    // effects). The dialog says what an axis that does not fit is, and queues nothing.
+    void xyzPlotFromTheWindow() {
+        MainWindow w({});
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
+        setUp(w);
+        dd::ui::setDialogHandler([](QDialog* d) {
+            if (d->objectName() != "xyzDialog") return int(QDialog::Rejected);
+            d->findChild<QComboBox*>("xyzField0")->setCurrentText("steps");
+            d->findChild<QLineEdit*>("xyzValues0")->setText("2, 3");
+            d->findChild<QComboBox*>("xyzField1")->setCurrentText("cfg_scale");
+            d->findChild<QLineEdit*>("xyzValues1")->setText("0-7.5 [2]");
+            const QString summary = d->findChild<QLabel*>("xyzSummary")->text();
+            if (!summary.contains("4 images")) return int(QDialog::Rejected);
+            return int(QDialog::Accepted);
+        });
+        QSignalSpy finished(&w, &MainWindow::plotFinished);
+        QSignalSpy saved(&w, &MainWindow::imagesSaved);
+        w.findChild<QAction*>("xyzPlot")->trigger();
+        dd::ui::setDialogHandler([](QDialog*) { return int(QDialog::Rejected); });
+        QVERIFY(finished.wait(120000));
+        const QStringList sheets = finished.at(0).at(0).toStringList();
+        QCOMPARE(sheets.size(), 1);
+        const auto sheet = dd::imaging::readImage(sheets.at(0).toStdString());
+        QVERIFY(sheet.width > 2 * 64 && sheet.height > 2 * 64);
+        QVERIFY(QString::fromStdString(dd::imaging::readPngText(sheets.at(0).toStdString()).at("xyz_plot")).contains("cfg_scale"));
+        QCOMPARE(saved.size(), 4);
+        // The last cell (steps 3, CFG 7.5) alone, from its own file, with a batch of one: the same bytes.
+        QString last;
+        for (const auto& files : saved) {
+            const auto sc = dd::settings::readSidecar(fileBytes(files.at(0).toStringList().at(1)).toStdString());
+            if (sc.settings.steps == 3 && sc.settings.cfgScale == 7.5) last = files.at(0).toStringList().at(0);
+        }
+        QVERIFY(!last.isEmpty());
+        QVERIFY(w.restoreFromFile(last));
+        const auto alone = dd::imaging::readImage(generateAndSave(w).value(0).toStdString());
+        QVERIFY(alone.rgb == dd::imaging::readImage(last.toStdString()).rgb);
+
+        // An axis that does not fit: said, nothing queued.
+        const auto before = w.jobs().size();
+        QVERIFY(!w.startPlot({dd::compare::PlotAxis{"steps", {"2", "0"}}}));
+        QVERIFY(w.statusBar()->currentMessage().contains("steps must be between 1 and 1000"));
+        QCOMPARE(w.jobs().size(), before);
+    }
+
     // The hires fix from the window: a second pass at 1.5×, the sidecar and the A1111 text record it, and Use
     // settings brings it back.
     void hiresFixFromTheWindow() {
