@@ -82,6 +82,16 @@ QString generateAndSendToImg2Img(MainWindow& w) {
     return source;
 }
 
+// The window shown at 1280 × 800 with one saved image of its own on the canvas: that image's file ("" when not).
+QString showAnImage(MainWindow& w) {
+    w.resize(1280, 800);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w)) return {};
+    if (!QTest::qWaitFor([&] { return w.modelPicker()->loadedModel() == kDemo; }, 60000)) return {};
+    setUp(w);
+    return generateAndSave(w).value(0);
+}
+
 void setUp(MainWindow& w) {
     w.findChild<QSpinBox*>("steps")->setValue(2);
     w.findChild<QSpinBox*>("width")->setValue(64);
@@ -441,12 +451,7 @@ private slots:
     // takes (undo takes a stroke back), and the new result ends the painting.
     void paintAMaskOnTheCanvas() {
         MainWindow w({});
-        w.resize(1280, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
-        setUp(w);
-        const QString source = generateAndSave(w).value(0);
+        const QString source = showAnImage(w);
         QVERIFY(!source.isEmpty());
         auto* paint = w.findChild<QAction*>("canvasPaintMask");
         paint->trigger();
@@ -491,12 +496,7 @@ private slots:
     // extended picture. Paint mask and Extend take turns: outpainting makes its own mask.
     void extendTheCanvasByDraggingAnEdge() {
         MainWindow w({});
-        w.resize(1280, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QTRY_COMPARE_WITH_TIMEOUT(w.modelPicker()->loadedModel(), kDemo, 60000);
-        setUp(w);
-        const QString source = generateAndSave(w).value(0);
+        const QString source = showAnImage(w);
         QVERIFY(!source.isEmpty());
         auto* extend = w.findChild<QAction*>("canvasExtend");
         extend->trigger();
