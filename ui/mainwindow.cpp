@@ -66,6 +66,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_picker = new ModelPicker(this);
     m_panel = new PromptPanel(this);
     m_panel->setStylesFile(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/styles.csv"));
+    m_plots = std::make_unique<PlotBook>(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/plots.json"));
     m_modelSize = QSize(m_panel->settings().width, m_panel->settings().height);
     m_controlNet = new ControlNetPanel(this);
     m_imageInput = new ImageInputPanel(this);
@@ -220,6 +221,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     resizeDocks({libraryDock}, {230}, Qt::Vertical);
     statusBar()->addPermanentWidget(m_costLabel);
     connect(m_panel, &PromptPanel::notice, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+    if (!m_plots->problem().isEmpty()) statusBar()->showMessage(m_plots->problem(), 15000);
     m_costLabel->setVisible(m_price.enabled);
 
     m_engine = new EngineThread(this);

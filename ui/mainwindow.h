@@ -48,7 +48,7 @@ class ControlNetPanel;
 class HiresPanel;
 class ImageInputPanel;
 class MaskLayer;
-class PlotRun;
+class PlotBook;
 class PromptPanel;
 class QueueView;
 class RunController;
@@ -220,7 +220,7 @@ private:
     QList<QAction*> m_imageActions;  // the canvas bar's actions that need a saved image
     QLabel* m_zoomLabel;
     QAction* m_gridAction;
-    std::unique_ptr<PlotRun> m_plot;  // the X/Y/Z plot whose cells are being made
+    std::unique_ptr<PlotBook> m_plots;  // the X/Y/Z plots whose cells are being made (plots.json)
     double m_secondsPerStepPixel = 0;  // the last run's denoising time per step and pixel: the plot's estimate
     QAction* m_paintMask = nullptr;
     QAction* m_extendCanvas = nullptr;

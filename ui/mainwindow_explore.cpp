@@ -107,11 +107,14 @@ bool MainWindow::startPlot(const std::vector<compare::PlotAxis>& axes) {
         statusBar()->showMessage(tr("X/Y/Z plot: %1").arg(QString::fromStdString(e.what())), 10000);
         return false;
     }
-    m_plot = std::make_unique<PlotRun>(axes, int(cells.size()));
+    const PlotRun& plot = m_plots->start(axes, int(cells.size()));
+    const QString id = plot.id();
+    std::vector<QString> tags;
+    for (size_t i = 0; i < cells.size(); ++i) tags.push_back(plot.jobTag(int(i)));
     try {
-        for (size_t i = 0; i < cells.size(); ++i) m_run->generate(cells[i].settings, 1, {}, m_plot->jobTag(int(i)));
+        for (size_t i = 0; i < cells.size(); ++i) m_run->generate(cells[i].settings, 1, {}, tags[i]);
     } catch (const std::exception& e) {  // a wildcard without its file: the first cell says so, none is queued
-        m_plot.reset();
+        m_plots->drop(id);
         statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
         return false;
     }
@@ -119,25 +122,23 @@ bool MainWindow::startPlot(const std::vector<compare::PlotAxis>& axes) {
     return true;
 }
 
-// A saved job that is a cell of the plot under way; its last cell writes the sheets and shows the first.
+// A saved job that is a cell of a plot under way; a plot's last cell writes its sheets and shows the first.
 void MainWindow::plotCellSaved(const QString& jobId, const QStringList& files) {
-    if (!m_plot || files.isEmpty()) return;
+    if (m_plots->runs().empty() || files.isEmpty()) return;
     const auto job = std::find_if(jobs().begin(), jobs().end(), [&](const JobRow& j) { return j.id == jobId; });
     if (job == jobs().end()) return;
-    const auto cell = m_plot->cellOf(job->specJson);
-    if (!cell || !m_plot->add(*cell, files.front())) return;
+    const auto done = m_plots->cellSaved(job->specJson, files.front());
+    if (!done) return;
     try {
-        const QStringList sheets = m_plot->writeSheets(QFileInfo(files.front()).absolutePath());
+        const QStringList sheets = done->writeSheets(QFileInfo(files.front()).absolutePath());
         m_preview->showFinal(QImage(sheets.front()), tr("X/Y/Z plot · %1").arg(QFileInfo(sheets.front()).fileName()));
         m_shownFiles.clear();
         m_shownJob.clear();
         updateImageActions();
         statusBar()->showMessage(tr("X/Y/Z plot: written beside its images: %1").arg(sheets.join(QStringLiteral(", "))));
-        m_plot.reset();
         emit plotFinished(sheets);
     } catch (const std::exception& e) {
         statusBar()->showMessage(tr("X/Y/Z plot: the sheet cannot be written: %1").arg(QString::fromStdString(e.what())), 10000);
-        m_plot.reset();
     }
 }
 

@@ -45,7 +45,6 @@ QDockWidget* MainWindow::buildLibrary() {
     connect(service, &LibraryService::changed, m_library, &LibraryPanel::refresh);
     connect(service, &LibraryService::problem, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(service, &LibraryService::saved, m_run, &RunController::onSaved);
-    connect(service, &LibraryService::saved, this, &MainWindow::plotCellSaved);
     connect(service, &LibraryService::saved, this, [this](const QString& jobId, const QStringList& files) {
         if (files.isEmpty()) return;
         if (jobId == m_shownJob && m_shownFiles.isEmpty()) {  // the run on the canvas: its images' files
@@ -59,6 +58,7 @@ QDockWidget* MainWindow::buildLibrary() {
                                  tr("saved %1").arg(QFileInfo(files.front()).fileName()));
         emit imagesSaved(files);
     });
+    connect(service, &LibraryService::saved, this, &MainWindow::plotCellSaved);  // after the cell's own announcement
     connect(m_library, &LibraryPanel::showRequested, this, &MainWindow::showLibraryImage);
     connect(m_library, &LibraryPanel::restoreRequested, this, &MainWindow::restoreFromFile);
     connect(m_library, &LibraryPanel::useSeedRequested, this, [this](const QString& path) { useFromFile(path, false); });

@@ -1,12 +1,16 @@
 #pragma once
 // An X/Y/Z plot in the window (docs/explore.md): its cells run as queued jobs of their own, whose specs carry the
 // plot's id and the cell's index ("xyz_plot": "<id>/<cell>"); each saved image is collected here, and the sheets
-// (one per Z value, imaging/plot_sheet.h) are written beside them when the last cell is in.
+// (one per Z value, imaging/plot_sheet.h) are written beside them when the last cell is in. The plots under way are
+// kept in a file (PlotBook), so a plot whose window quit or crashed gets its sheets when the queue, resumed after
+// the restart, saves its last cell.
 #include "core/compare/xyz_plot.h"
 
 #include <QMap>
 #include <QString>
 #include <QStringList>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <vector>
@@ -16,6 +20,8 @@ namespace dd::ui {
 class PlotRun {
 public:
     PlotRun(std::vector<compare::PlotAxis> axes, int cells);
+    nlohmann::json toJson() const;
+    static PlotRun fromJson(const nlohmann::json& j);  // throws nlohmann::json::exception
     const QString& id() const { return m_id; }
     int cells() const { return m_cells; }
     int collected() const { return int(m_images.size()); }
@@ -33,6 +39,23 @@ private:
     std::vector<compare::PlotAxis> m_axes;
     int m_cells;
     QMap<int, QString> m_images;
+};
+
+class PlotBook {
+public:
+    explicit PlotBook(QString file);  // reads the plots under way; a file that cannot be read is set aside (".damaged")
+    const std::vector<PlotRun>& runs() const { return m_runs; }
+    const PlotRun& start(std::vector<compare::PlotAxis> axes, int cells);
+    void drop(const QString& id);
+    // A saved job's image: the plot it completed, taken out of the book; nothing when it completed none.
+    std::optional<PlotRun> cellSaved(const QString& specJson, const QString& image);
+    QString problem() const { return m_problem; }  // what happened to a damaged file, once
+
+private:
+    void save();
+
+    QString m_file, m_problem;
+    std::vector<PlotRun> m_runs;
 };
 
 } // namespace dd::ui
