@@ -68,7 +68,7 @@ void PromptHighlighter::highlightBlock(const QString& text) {
     breakFormat.setForeground(QColor(0x80, 0x30, 0xa0));
 
     static const QRegularExpression weightRe(QStringLiteral(R"(:\s*[+-]?(\d+\.?\d*|\.\d+)\s*(?=\)))"));
-    static const QRegularExpression breakRe(QStringLiteral(R"(\bBREAK\b)"));
+    static const QRegularExpression breakRe(QStringLiteral(R"(\b(BREAK|AND)\b)"));  // a chunk break; composable parts
     // A1111 extra networks (re_extra_net): <lora:name:0.8> is cut out of the text and applies a LoRA.
     static const QRegularExpression networkRe(QStringLiteral(R"(<(\w+):([^>]+)>)"));
     QTextCharFormat network;

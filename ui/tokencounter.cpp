@@ -38,9 +38,11 @@ TokenCount countTokens(const QString& prompt) {
     if (!tokenizer) return count;
     count.available = true;
     try {
-        // An edited prompt counts as its longest text over the steps (A1111's counter does the same).
+        // An edited prompt counts as its longest text over the steps, an AND prompt as its longest part (A1111's
+        // counter does the same).
         std::set<std::string> texts;
-        for (const auto& part : text::promptSchedule(prompt.toStdString(), kCountedSteps)) texts.insert(part.text);
+        for (const auto& part : text::splitAnd(prompt.toStdString()))
+            for (const auto& stretch : text::promptSchedule(part.text, kCountedSteps)) texts.insert(stretch.text);
         for (const auto& t : texts) {
             const auto tokenized = text::tokenizePrompt(*tokenizer, t);
             if (tokenized.tokenCount < count.total) continue;

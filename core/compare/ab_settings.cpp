@@ -1,5 +1,6 @@
 #include "core/compare/ab_settings.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace dd::compare {
@@ -83,8 +84,13 @@ nlohmann::json valueFromText(const nlohmann::json& current, const std::string& p
     } else if (current.is_number()) {
         std::size_t used = 0;
         try {
-            if (current.is_number_float()) value = std::stod(text, &used);
-            else value = std::stoll(text, &used);
+            if (current.is_number_float()) {
+                const double v = std::stod(text, &used);
+                if (!std::isfinite(v)) used = 0;  // "inf", "nan": no setting takes them
+                value = v;
+            } else {
+                value = std::stoll(text, &used);
+            }
         } catch (const std::exception&) {
             used = 0;
         }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <stdexcept>
 
@@ -49,7 +50,12 @@ std::string numberText(double v, bool integer) {
     return buf;
 }
 
-double number(const std::string& s) { return std::stod(std::regex_replace(s, std::regex(R"(\s)"), "")); }
+// A range's number; whole numbers past 10^15 are refused (they would not convert back exactly).
+double number(const std::string& s) {
+    const double v = std::strtod(std::regex_replace(s, std::regex(R"(\s)"), "").c_str(), nullptr);
+    if (!(std::abs(v) < 1e15)) throw std::invalid_argument("'" + s + "' is too large for a range");
+    return v;
+}
 
 // One item: a range expanded (A1111's re_range / re_range_count and their float forms), or the item itself.
 std::vector<std::string> expand(const std::string& item, bool integer) {
@@ -78,9 +84,9 @@ std::vector<std::string> expand(const std::string& item, bool integer) {
         return out;
     }
     if (std::regex_match(item, m, integer ? intCount : floatCount)) {
-        const double a = number(m[1]), b = number(m[2]);
-        const int n = int(number(m[3]));
-        tooMany(n);
+        const double a = number(m[1]), b = number(m[2]), count = number(m[3]);
+        tooMany(count);
+        const int n = int(count);
         for (int i = 0; i < n; ++i) {  // numpy.linspace(a, b, n), truncated for whole numbers
             const double v = n == 1 ? a : a + (b - a) * i / (n - 1);
             out.push_back(numberText(v, integer));
@@ -101,7 +107,10 @@ api::GenerationSettings withValue(const api::GenerationSettings& base, const Plo
     }
     if (axis.field == "lora_weight") {
         api::GenerationSettings s = base;
-        s.loras.at(0).unetWeight = s.loras.at(0).textEncoderWeight = std::stod(value);
+        char* end = nullptr;
+        const double weight = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !std::isfinite(weight)) throw std::invalid_argument("'" + value + "' is not a LoRA weight");
+        s.loras.at(0).unetWeight = s.loras.at(0).textEncoderWeight = weight;
         return s;
     }
     if (axis.field == "size") {

@@ -98,11 +98,10 @@ int64_t parameterCount(torch::nn::Module& net) {
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A stretch of steps' text-encoder input and its embeddings (unet_conditioning.h).
+// A stretch of steps' text-encoder inputs (one per AND part) and their embeddings (unet_conditioning.h).
 struct EncodedStretch {
-    int lastStep = 0;
-    text::TextInput input;
-    text::CfgConditioning cond;
+    TextStretch text;
+    std::vector<text::CfgConditioning> conds;
 };
 
 // A tokenizer can produce ids a (test-sized) text encoder has no embedding for; say so instead of crashing.
@@ -597,8 +596,21 @@ private:
 
     std::vector<EncodedStretch> encodeStretches(const std::vector<TextStretch>& stretches) {
         std::vector<EncodedStretch> out;
-        for (const auto& stretch : stretches) out.push_back({stretch.lastStep, stretch.input, encoded(stretch.input)});
+        for (const auto& stretch : stretches) {
+            if (!stretch.plain()) checkComposable();
+            EncodedStretch e{stretch, {}};
+            for (const auto& part : stretch.parts) e.conds.push_back(encoded(part));
+            out.push_back(std::move(e));
+        }
         return out;
+    }
+
+    // A1111's AND guides with every part against the negative: it needs CFG, and the refiner and the ControlNets,
+    // which take one conditioning, are not combined with it.
+    void checkComposable() const {
+        if (!m_cfg) throw std::invalid_argument("AND (composable prompts) needs a CFG scale above 1");
+        if (s.refiner.enabled()) throw std::invalid_argument("AND (composable prompts) with the SDXL refiner is not supported");
+        if (!s.controlnets.empty()) throw std::invalid_argument("AND (composable prompts) with ControlNet is not supported");
     }
 
     // One input through the base's text encoders, or from the cache.
@@ -643,11 +655,18 @@ private:
 
     // The batch's conditioning for each stretch, in the UNet's dtype (`at` sets SDXL's time ids' size).
     StepConditioning stepConditioning(const std::vector<EncodedStretch>& stretches, const SdModel& m,
-                                      const api::GenerationSettings& at, torch::ScalarType unetDtype) const {
+                                      const api::GenerationSettings& at, torch::ScalarType unetDtype) {
         StepConditioning out;
         for (const auto& stretch : stretches) {
-            out.lastStep.push_back(stretch.lastStep);
-            out.conds.push_back(batchConditioning(stretch.cond, m, at, m_cfg, s.batchSize, unetDtype, device()));
+            out.lastStep.push_back(stretch.text.lastStep);
+            if (stretch.text.plain()) {
+                out.conds.push_back(batchConditioning(stretch.conds.front(), m, at, m_cfg, s.batchSize, unetDtype, device()));
+                continue;
+            }
+            text::TextInput empty = stretch.text.parts.front();
+            empty.prompt.clear(), empty.negative.reset();
+            out.conds.push_back(batchConditioning(stretch.conds, stretch.text.weights, encoded(empty).positive.embeds, m, at,
+                                                  s.batchSize, unetDtype, device()));
         }
         return out;
     }
@@ -656,7 +675,7 @@ private:
     Conditioning refinerConditioning(torch::ScalarType unetDtype) {
         SdModel& r = refiner();
         ConditioningKey key = m_textKey;
-        key.text = m_prompts.back().input;
+        key.text = m_prompts.back().text.parts.front();
         key.model = r.source;
         key.dtype = int(r.placement.textEncoder);
         const text::CfgConditioning* c = m_loaded.conditioning.find(key);
@@ -907,21 +926,18 @@ private:
             if (m_cancel.cancelled()) throw api::Cancelled();
             const auto tStep = Clock::now();
             const Conditioning& cond = steps.at(i - from);
-            const auto scaled = sch.scaleModelInput(m_cfg ? torch::cat({latents, latents}) : latents, i);
+            // One copy of the latents per side: the negative and the prompt, or each AND part.
+            const int64_t copies = m_cfg ? 1 + std::max<int64_t>(1, int64_t(cond.weights.size())) : 1;
+            const auto scaled = sch.scaleModelInput(copies == 2 ? torch::cat({latents, latents}) : latents.repeat({copies, 1, 1, 1}), i);
             const auto x = toNet(scaled, unetDtype);  // what the ControlNets see: the latents alone
             std::optional<nn::ControlResiduals> residuals;
             if (control.stack)
                 residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
-            const auto unetInput = m_inpaint && m_inpaint->concat ? toNet(m_inpaint->unetInput(scaled, m_cfg), unetDtype) : x;
+            const auto unetInput = m_inpaint && m_inpaint->concat ? toNet(m_inpaint->unetInput(scaled, copies), unetDtype) : x;
             auto pred = net.unet->forward(unetInput, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
                             .to(torch::kFloat32)
                             .contiguous();
-            if (m_cfg) {
-                const auto halves = pred.chunk(2);
-                const auto text = halves[1];
-                pred = halves[0] + s.cfgScale * (text - halves[0]);
-                if (s.guidanceRescale > 0) pred = rescaleNoiseCfg(pred, text, s.guidanceRescale);
-            }
+            if (m_cfg) pred = guided(pred, cond.weights, copies);
             latents = sch.step(pred, i, latents, noise);
             if (m_inpaint) latents = m_inpaint->blend(sch, latents, i, int64_t(timesteps.size(0)));
             m_result.timings.stepSeconds.push_back(secondsSince(tStep));
@@ -929,6 +945,22 @@ private:
             if (m_observer) reportStep(done + int(i - from + 1), all, latents, net);
         }
         return latents;
+    }
+
+    // Classifier-free guidance: negative + cfg · (prompt − negative); with AND parts, A1111's composable sum
+    // negative + Σ cfg · w · (part − negative). Guidance rescale measures against the (first) prompt.
+    torch::Tensor guided(const torch::Tensor& pred, const std::vector<double>& weights, int64_t copies) const {
+        const auto sides = pred.chunk(copies);
+        const auto& negative = sides[0];
+        const auto& text = sides[1];
+        torch::Tensor out;
+        if (weights.empty()) {
+            out = negative + s.cfgScale * (text - negative);
+        } else {
+            out = negative.clone();
+            for (size_t k = 0; k < weights.size(); ++k) out = out + (sides[k + 1] - negative) * (weights[k] * s.cfgScale);
+        }
+        return s.guidanceRescale > 0 ? rescaleNoiseCfg(out, text, s.guidanceRescale) : out;
     }
 
     void reportStep(int step, int all, const torch::Tensor& latents, const SdModel& net) {

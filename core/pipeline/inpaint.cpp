@@ -27,10 +27,13 @@ torch::Tensor withMaskedContent(const torch::Tensor& imageLatents, const torch::
     return content == "latent noise" ? kept + noise * latentMask : kept;
 }
 
-torch::Tensor InpaintLatents::unetInput(const torch::Tensor& scaled, bool cfg) const {
+torch::Tensor InpaintLatents::unetInput(const torch::Tensor& scaled, int64_t copies) const {
     if (!concat) return scaled;
-    const auto mask = cfg ? torch::cat({latentMask, latentMask}) : latentMask;
-    const auto masked = cfg ? torch::cat({maskedLatents, maskedLatents}) : maskedLatents;
+    const auto repeated = [&](const torch::Tensor& t) {
+        return copies == 1 ? t : copies == 2 ? torch::cat({t, t}) : t.repeat({copies, 1, 1, 1});
+    };
+    const auto mask = repeated(latentMask);
+    const auto masked = repeated(maskedLatents);
     return torch::cat({scaled, mask.to(scaled.dtype()), masked.to(scaled.dtype())}, 1);
 }
 

@@ -37,7 +37,7 @@ struct InpaintLatents {
 
     // The UNet's input: `scaled` (the latents after scale_model_input, doubled under CFG) followed by the mask and
     // the masked-image latents (9-channel), or `scaled` as it is.
-    torch::Tensor unetInput(const torch::Tensor& scaled, bool cfg) const;
+    torch::Tensor unetInput(const torch::Tensor& scaled, int64_t copies) const;  // copies: the sides of the batch (CFG: 2)
     // The latents after step i of `total` (4-channel UNets): the kept region replaced by the init image's latents
     // noised to step i + 1's level, clean after the last step.
     torch::Tensor blend(const sched::Scheduler& scheduler, const torch::Tensor& latents, int64_t i, int64_t total) const;

@@ -49,6 +49,35 @@ Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel&
     return c;
 }
 
+Conditioning batchConditioning(const std::vector<text::CfgConditioning>& parts, const std::vector<double>& weights,
+                               const torch::Tensor& emptyChunk, const SdModel& m, const api::GenerationSettings& s,
+                               int64_t batch, torch::ScalarType dtype, torch::Device device) {
+    std::vector<torch::Tensor> sides{parts.front().negative.embeds};
+    for (const auto& p : parts) sides.push_back(p.positive.embeds);
+    int64_t longest = 0;
+    for (const auto& t : sides) longest = std::max(longest, t.size(1));
+    std::vector<torch::Tensor> rows;
+    for (const auto& t : sides) {
+        const int64_t missing = (longest - t.size(1)) / emptyChunk.size(1);
+        const auto padded = missing > 0 ? torch::cat({t, emptyChunk.to(t.options()).repeat({1, missing, 1})}, 1) : t;
+        rows.push_back(repeatRows(padded, batch));
+    }
+    Conditioning c;
+    c.embeds = torch::cat(rows).to(device, dtype);
+    c.weights = weights;
+    if (m.isXl()) {
+        // Each part's pooled embedding and the time ids of one CFG pair, as batchConditioning makes them.
+        std::vector<torch::Tensor> pooled{repeatRows(parts.front().negative.pooled, batch)};
+        for (const auto& p : parts) pooled.push_back(repeatRows(p.positive.pooled, batch));
+        const auto pair = batchConditioning(parts.front(), m, s, true, batch, dtype, device);
+        const auto ids = pair.added->timeIds.chunk(2);
+        std::vector<torch::Tensor> timeIds{ids[0]};
+        for (size_t k = 0; k < parts.size(); ++k) timeIds.push_back(ids[1]);
+        c.added = nn::AddedCond{torch::cat(pooled).to(device, dtype), torch::cat(timeIds)};
+    }
+    return c;
+}
+
 const Conditioning& StepConditioning::at(int64_t step) const {
     for (size_t k = 0; k < lastStep.size(); ++k)
         if (step <= lastStep[k]) return conds[k];
@@ -56,20 +85,30 @@ const Conditioning& StepConditioning::at(int64_t step) const {
 }
 
 std::vector<TextStretch> textSchedule(const text::TextInput& input, int calls, int firstPassCalls) {
-    if (input.promptSyntax != "a1111") return {{calls, input}};
-    const auto positive = text::promptSchedule(input.prompt, calls, firstPassCalls);
+    if (input.promptSyntax != "a1111") return {{calls, {input}, {1.0}}};
+    std::vector<std::vector<text::ScheduledText>> parts;
+    std::vector<double> weights;
+    for (const auto& part : text::splitAnd(input.prompt)) {
+        parts.push_back(text::promptSchedule(part.text, calls, firstPassCalls));
+        weights.push_back(part.weight);
+    }
     const auto negative = input.negative ? text::promptSchedule(*input.negative, calls, firstPassCalls)
                                          : std::vector<text::ScheduledText>{{calls, {}}};
     std::set<int> ends;
-    for (const auto* schedule : {&positive, &negative})
-        for (const auto& part : *schedule) ends.insert(part.lastStep);
+    for (const auto& schedule : parts)
+        for (const auto& part : schedule) ends.insert(part.lastStep);
+    for (const auto& part : negative) ends.insert(part.lastStep);
     std::vector<TextStretch> out;
     for (int end : ends) {
-        TextStretch stretch{end, input};
-        stretch.input.prompt = textAt(positive, end);
-        if (input.negative) stretch.input.negative = textAt(negative, end);
+        TextStretch stretch{end, {}, weights};
+        for (const auto& schedule : parts) {
+            text::TextInput part = input;
+            part.prompt = textAt(schedule, end);
+            if (input.negative) part.negative = textAt(negative, end);
+            stretch.parts.push_back(std::move(part));
+        }
         // Neighbours with the same texts are one stretch: alternation lists every step.
-        if (!out.empty() && out.back().input == stretch.input) out.back().lastStep = end;
+        if (!out.empty() && out.back().parts == stretch.parts) out.back().lastStep = end;
         else out.push_back(std::move(stretch));
     }
     return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <set>
@@ -183,10 +184,11 @@ struct Resolve {
         if (n.kind == Node::Alternate)
             for (int t = 1; t <= steps; ++t) boundaries.insert(t);
         if (n.kind != Node::Edit) return;
-        const double v = std::stod(n.when);
+        const double v = std::strtod(n.when.c_str(), nullptr);  // "1e999": infinity, as Python's float()
         const bool fraction = n.when.find('.') != std::string::npos;
-        const double at = fraction ? (v - (firstPassSteps > 0 ? 1.0 : 0.0)) * steps : v - firstPassSteps;
-        n.whenStep = std::min(steps, int(at));  // int(): towards zero, as Python's
+        const double at = std::trunc(fraction ? (v - (firstPassSteps > 0 ? 1.0 : 0.0)) * steps : v - firstPassSteps);
+        // min(steps, int(at)), int() towards zero as Python's; every value below 1 acts as -1 (already switched).
+        n.whenStep = at >= steps ? steps : at <= -1 ? -1 : int(at);
         if (n.whenStep >= 1) boundaries.insert(n.whenStep);
     }
 };
@@ -238,6 +240,49 @@ std::vector<ScheduledText> promptSchedule(std::string_view prompt, int steps, in
     std::vector<ScheduledText> out;
     for (int t : resolve.boundaries) out.push_back({t, textAt(t, *tree)});
     return out;
+}
+
+namespace {
+
+bool wordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; }
+
+// A part's ":w" at its end (A1111's re_weight: [-+]? then digits with an optional point, or a point and digits).
+PromptPart weighed(std::string_view part) {
+    std::string_view rest = part;
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.remove_suffix(1);
+    const size_t colon = rest.rfind(':');
+    if (colon != std::string_view::npos) {
+        const std::string_view number = trimmed(rest.substr(colon + 1));
+        size_t i = number.empty() || (number[0] != '+' && number[0] != '-') ? 0 : 1;
+        size_t digits = 0, point = 0;
+        for (; i < number.size(); ++i) {
+            if (std::isdigit(static_cast<unsigned char>(number[i]))) ++digits;
+            else if (number[i] == '.' && !point) ++point;
+            else break;
+        }
+        if (i == number.size() && digits > 0) {
+            std::string_view text = rest.substr(0, colon);
+            while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+            return {std::string(text), std::strtod(std::string(number).c_str(), nullptr)};
+        }
+    }
+    return {std::string(rest), 1.0};
+}
+
+} // namespace
+
+std::vector<PromptPart> splitAnd(std::string_view prompt) {
+    std::vector<PromptPart> parts;
+    size_t start = 0;
+    for (size_t at = prompt.find("AND"); at != std::string_view::npos; at = prompt.find("AND", at + 1)) {
+        const bool before = at == 0 || !wordChar(prompt[at - 1]);
+        const bool after = at + 3 >= prompt.size() || !wordChar(prompt[at + 3]);
+        if (!before || !after) continue;
+        parts.push_back(weighed(prompt.substr(start, at - start)));
+        start = at + 3;
+    }
+    parts.push_back(weighed(prompt.substr(start)));
+    return parts;
 }
 
 bool hasPromptEditing(std::string_view prompt) {

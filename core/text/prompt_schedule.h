@@ -27,4 +27,14 @@ std::vector<ScheduledText> promptSchedule(std::string_view prompt, int steps, in
 // Whether the prompt changes during sampling (more than one text).
 bool hasPromptEditing(std::string_view prompt);
 
+// A1111's composable diffusion: "a castle AND a dragon:0.7" is two prompts guided together, each with its weight
+// (":w" at its end; 1 without). The word AND alone, in capitals, splits; each part is then scheduled on its own.
+// A prompt without AND is one part of weight 1.
+struct PromptPart {
+    std::string text;
+    double weight = 1.0;
+    bool operator==(const PromptPart&) const = default;
+};
+std::vector<PromptPart> splitAnd(std::string_view prompt);
+
 } // namespace dd::text

@@ -11,12 +11,16 @@ A1111 uses, at A1111's pinned version:
   the first entry whose step is at least k.
 - In a hires fix's second pass, step numbers count on from the first pass's steps and fractions from 1.
 
-Writes <outdir>/prompt_editing/schedules.json (prompts x steps -> schedules, for the C++ parser) and, for whole runs,
+Composable diffusion ("AND", A1111's wiki): the prompt is split at the word AND; a part ending in ":w" has weight w
+(1 without); each part is scheduled on its own, and the guidance is negative + sum of cfg * w * (part - negative).
+
+Writes <outdir>/prompt_editing/schedules.json, splits.json (prompts x steps -> schedules, for the C++ parser) and, for whole runs,
 cases.json + case_<n>.safetensors: diffusers' components in a small loop (the tiny SD 1.x model's CLIP encoding each
 distinct text, its UNet and Euler), the conditioning switched per step as the schedule says.
 """
 import json
 import pathlib
+import re
 import sys
 
 import lark
@@ -41,6 +45,16 @@ plain: /([^\\\[\]():|]|\\.)+/
 %import common.SIGNED_NUMBER -> NUMBER
 """
 PARSER = lark.Lark(GRAMMAR)
+AND = re.compile(r"\bAND\b")
+WEIGHT = re.compile(r"^((?:\s|.)*?)(?:\s*:\s*([-+]?(?:\d+\.?|\d*\.\d+)))?\s*$")
+
+
+def split_and(prompt):
+    parts = []
+    for part in AND.split(prompt):
+        text, weight = WEIGHT.search(part).groups()
+        parts.append((text, float(weight) if weight is not None else 1.0))
+    return parts
 
 
 def schedule(prompt, steps, first_pass_steps=0):
@@ -98,13 +112,13 @@ def run(pipe, case):
     scheduler = pipe.scheduler
     scheduler.set_timesteps(steps)
     calls = len(scheduler.timesteps)
-    positive, negative = schedule(case["prompt"], calls), schedule(case["negative"], calls)
+    parts = [(schedule(text, calls), weight) for text, weight in split_and(case["prompt"])]
+    negative = schedule(case["negative"], calls)
     cache = {}
 
     def encoded(pos, neg):
         if (pos, neg) not in cache:
-            p, n = pipe.encode_prompt(pos, "cpu", 1, True, negative_prompt=neg)
-            cache[(pos, neg)] = torch.cat([n, p])
+            cache[(pos, neg)] = pipe.encode_prompt(pos, "cpu", 1, True, negative_prompt=neg)
         return cache[(pos, neg)]
 
     def at(sched, k):
@@ -114,10 +128,17 @@ def run(pipe, case):
     latents = torch.randn(shape, generator=torch.Generator().manual_seed(case["seed"])) * scheduler.init_noise_sigma
     with torch.no_grad():
         for k, t in enumerate(scheduler.timesteps):
-            x = scheduler.scale_model_input(torch.cat([latents, latents]), t)
-            pred = pipe.unet(x, t, encoder_hidden_states=encoded(at(positive, k), at(negative, k))).sample
-            uncond, text = pred.chunk(2)
-            latents = scheduler.step(uncond + cfg * (text - uncond), t, latents).prev_sample
+            sides = [encoded(at(part, k), at(negative, k)) for part, _ in parts]
+            x = scheduler.scale_model_input(torch.cat([latents] * (len(parts) + 1)), t)
+            embeds = torch.cat([sides[0][1]] + [positive for positive, _ in sides])
+            pred = pipe.unet(x, t, encoder_hidden_states=embeds).sample.chunk(len(parts) + 1)
+            if len(parts) == 1 and parts[0][1] == 1.0:
+                guided = pred[0] + cfg * (pred[1] - pred[0])
+            else:
+                guided = pred[0].clone()
+                for (_, weight), part in zip(parts, pred[1:]):
+                    guided = guided + (part - pred[0]) * (weight * cfg)
+            latents = scheduler.step(guided, t, latents).prev_sample
     return latents, len(cache)
 
 
@@ -127,6 +148,9 @@ def main():
     schedules += [{"prompt": p, "steps": 8, "first_pass_steps": 10, "schedule": schedule(p, 8, 10)}
                   for p in ["a [red:blue:0.5] house", "a [red:blue:1.5] house", "a [red:blue:13] house", "[a|b] c"]]
     (DIR / "schedules.json").write_text(json.dumps(schedules, indent=1))
+    splits = ["a cat", "a cat AND a dog", "a red lighthouse AND a stormy sky:0.6", "ANDROID and AND", "score:9 ",
+              "x AND y: -0.5 AND z:.25", "a (b:1.2) AND c:1.", "AND", "a AND AND b", "cat:1.2.3", "ünï AND ANDé AND x_AND"]
+    (DIR / "splits.json").write_text(json.dumps([{"prompt": p, "parts": split_and(p)} for p in splits], indent=1))
 
     pipe = StableDiffusionPipeline.from_pretrained(PIPELINES / "tiny-sd1-e2e")
     pipe.set_progress_bar_config(disable=True)
@@ -139,6 +163,8 @@ def main():
         dict(base, prompt="a [red:blue:0.5] lighthouse on a cliff"),
         dict(base, prompt="a [cat|dog] in the snow at night"),
         dict(base, prompt="[a small:a huge:2] castle[ in fog::0.6]", negative="[blurry::3] low quality"),
+        dict(base, prompt="a red lighthouse AND a stormy sky:0.6", negative="blurry"),
+        dict(base, prompt="[a cat|a dog] in the snow AND northern lights: 0.5 AND night:-0.3"),
     ]
     for n, case in enumerate(cases):
         latents, segments = run(pipe, case)

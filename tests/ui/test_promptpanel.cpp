@@ -47,6 +47,7 @@ private slots:
         // An edited prompt counts its longest text: "a big red apple" (4), not the brackets.
         QCOMPARE(dd::ui::countTokens("a [red:big red:0.5] apple").total, 4);
         QCOMPARE(dd::ui::countTokens("a [cat|small dog] in snow").total, 5);
+        QCOMPARE(dd::ui::countTokens("a red apple AND a big green pear on a table:0.5").total, 7);  // the longest part
     }
 
     // Prompt editing's brackets, separators and switch step share one colour, apart from a weakening's [word].

@@ -37,6 +37,19 @@ private slots:
         QCOMPARE(failures, 0);
     }
 
+    // AND and the parts' weights, as A1111's re_AND and re_weight split them.
+    void andSplitsAsA1111() {
+        QFile f(QString(DD_FIXTURES_DIR) + "/prompt_editing/splits.json");
+        QVERIFY2(f.open(QIODevice::ReadOnly), "run tests/parity/make_fixtures.py first");
+        for (const auto& value : QJsonDocument::fromJson(f.readAll()).array()) {
+            const QJsonObject c = value.toObject();
+            std::vector<text::PromptPart> want;
+            for (const auto& p : c["parts"].toArray()) want.push_back({p.toArray()[0].toString().toStdString(), p.toArray()[1].toDouble()});
+            const auto got = text::splitAnd(c["prompt"].toString().toStdString());
+            QVERIFY2(got == want, qPrintable(c["prompt"].toString() + " split into " + QString::number(got.size())));
+        }
+    }
+
     void editingIsSeen() {
         QVERIFY(text::hasPromptEditing("a [cat:dog:0.5]"));
         QVERIFY(text::hasPromptEditing("a [cat|dog]"));
