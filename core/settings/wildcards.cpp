@@ -91,7 +91,11 @@ std::string resolveWildcards(std::string_view prompt, int64_t seed, const std::v
 }
 
 void resolveWildcards(api::GenerationSettings& s, const std::vector<std::string>& folders) {
-    if (!hasWildcards(s.prompt) && !hasWildcards(s.negativePrompt)) return;
+    if (!hasWildcards(s.prompt) && !hasWildcards(s.negativePrompt)) {
+        s.promptTemplate.clear();  // a restored run's templates are not this run's
+        s.negativeTemplate.clear();
+        return;
+    }
     std::mt19937_64 draw{uint64_t(s.seed)};
     s.promptTemplate = s.prompt;
     s.negativeTemplate = s.negativePrompt;

@@ -19,7 +19,7 @@ std::vector<std::string> wildcardLines(std::string_view fileText);
 // more than 16 deep.
 std::string resolveWildcards(std::string_view prompt, int64_t seed, const std::vector<std::string>& folders);
 // The run's prompt and negative prompt resolved with the run's seed (the negative's draws follow the prompt's);
-// their templates kept. Settings without wildcards are left as they are.
+// their templates kept. Settings without wildcards keep their prompts and lose any template (a restored run's).
 void resolveWildcards(api::GenerationSettings& s, const std::vector<std::string>& folders);
 
 } // namespace dd::settings

@@ -60,10 +60,11 @@ private slots:
         QCOMPARE(s.promptTemplate, std::string("a __animal__"));
         QVERIFY(s.prompt.find("__") == std::string::npos);
         QCOMPARE(s.negativePrompt, std::string("blurry"));
-        api::GenerationSettings plain;
+        api::GenerationSettings plain = s;  // a restored run, its prompt then edited to have no wildcard
         plain.prompt = "no wildcard";
         settings::resolveWildcards(plain, {});
-        QVERIFY(plain.promptTemplate.empty());
+        QVERIFY(plain.promptTemplate.empty() && plain.negativeTemplate.empty());
+        QCOMPARE(plain.prompt, std::string("no wildcard"));
     }
 
     void missingFilesAreNamed() {
