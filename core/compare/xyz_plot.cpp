@@ -79,7 +79,7 @@ std::vector<std::string> expand(const std::string& item, bool integer) {
         } else {  // numpy.arange(a, b + step, step)
             const double n = std::ceil((b + step - a) / step);
             tooMany(n);
-            for (int i = 0; i < int(n); ++i) out.push_back(numberText(a + i * step, false));
+            for (int i = 0; i < (n > 0 ? int(n) : 0); ++i) out.push_back(numberText(a + i * step, false));  // n < 0: none
         }
         return out;
     }
