@@ -162,8 +162,6 @@ private:
         std::string parameters;  // its A1111 text
     };
     Made runOnce(pipeline::Engine& engine, const api::GenerationSettings& settings, const Output& o);
-    void writeSheets(const std::vector<compare::PlotAxis>& axes, const std::vector<api::Image>& images,
-                     const std::string& parameters, const std::string& folder);
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
@@ -480,7 +478,7 @@ int Generate::run() {
         images.push_back(made.image);
         if (parameters.empty()) parameters = made.parameters;
     }
-    writeSheets(axes, images, parameters, folder);
+    for (const auto& sheet : imaging::writePlotSheets(axes, images, parameters, folder)) std::cout << sheet << "\n";
     return 0;
 }
 
@@ -521,34 +519,6 @@ Generate::Made Generate::runOnce(pipeline::Engine& engine, const api::Generation
     std::cerr << "load " << result.timings.loadSeconds << " s, encode " << result.timings.encodeSeconds << " s, "
               << result.timings.stepSeconds.size() << " steps " << steps << " s, decode " << result.timings.decodeSeconds << " s\n";
     return made;
-}
-
-// One sheet per Z value, beside the cells: xyz-NNNN.png (never over a file), the first cell's A1111 text in it.
-void Generate::writeSheets(const std::vector<compare::PlotAxis>& axes, const std::vector<api::Image>& images,
-                           const std::string& parameters, const std::string& folder) {
-    const auto labels = [&](size_t a) {
-        std::vector<std::string> out;
-        if (a < axes.size())
-            for (const auto& v : axes[a].values) out.push_back(axes[a].field + ": " + v);
-        return out;
-    };
-    imaging::SheetLayout layout{labels(0), labels(1), {}};
-    const size_t perSheet = std::max<size_t>(1, layout.columns.size()) * std::max<size_t>(1, layout.rows.size());
-    const auto zs = labels(2);
-    for (size_t z = 0; z * perSheet < images.size(); ++z) {
-        layout.title = z < zs.size() ? zs[z] : std::string();
-        const std::vector<api::Image> cells(images.begin() + long(z * perSheet), images.begin() + long((z + 1) * perSheet));
-        fs::path sheet;
-        for (int n = 1; sheet.empty() || fs::exists(sheet); ++n) {
-            char name[32];
-            std::snprintf(name, sizeof name, "xyz-%04d.png", n);
-            sheet = fs::path(folder) / name;
-        }
-        nlohmann::json plot = nlohmann::json::array();
-        for (const auto& a : axes) plot.push_back({{"field", a.field}, {"values", a.values}});
-        imaging::writePng(sheet.string(), imaging::composeSheet(cells, layout), {{"parameters", parameters}, {"xyz_plot", plot.dump()}});
-        std::cout << sheet.string() << "\n";
-    }
 }
 
 } // namespace

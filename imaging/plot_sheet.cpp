@@ -1,8 +1,13 @@
 #include "imaging/plot_sheet.h"
 
+#include "imaging/png.h"
+
+#include <nlohmann/json.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 namespace dd::imaging {
@@ -69,6 +74,35 @@ api::Image composeSheet(const std::vector<api::Image>& cells, const SheetLayout&
     api::Image out{sheet.cols, sheet.rows, std::vector<uint8_t>(size_t(sheet.total()) * 3)};
     std::copy(sheet.data, sheet.data + out.rgb.size(), out.rgb.begin());
     return out;
+}
+
+std::vector<std::string> writePlotSheets(const std::vector<compare::PlotAxis>& axes, const std::vector<api::Image>& cells,
+                                         const std::string& parameters, const std::string& folder) {
+    const auto labels = [&](size_t a) {
+        std::vector<std::string> out;
+        if (a < axes.size())
+            for (const auto& v : axes[a].values) out.push_back(axes[a].field + ": " + v);
+        return out;
+    };
+    SheetLayout layout{labels(0), labels(1), {}};
+    const size_t perSheet = std::max<size_t>(1, layout.columns.size()) * std::max<size_t>(1, layout.rows.size());
+    const auto zs = labels(2);
+    const std::string plot = nlohmann::json(axes).dump();
+    std::vector<std::string> written;
+    for (size_t z = 0; z * perSheet < cells.size(); ++z) {
+        layout.title = z < zs.size() ? zs[z] : std::string();
+        const auto first = cells.begin() + long(z * perSheet);
+        const std::vector<api::Image> sheetCells(first, first + long(std::min(perSheet, cells.size() - z * perSheet)));
+        std::filesystem::path sheet;
+        for (int n = 1; sheet.empty() || std::filesystem::exists(sheet); ++n) {
+            char name[32];
+            std::snprintf(name, sizeof name, "xyz-%04d.png", n);
+            sheet = std::filesystem::path(folder) / name;
+        }
+        writePng(sheet.string(), composeSheet(sheetCells, layout), {{"parameters", parameters}, {"xyz_plot", plot}});
+        written.push_back(sheet.string());
+    }
+    return written;
 }
 
 } // namespace dd::imaging

@@ -1,5 +1,6 @@
 #include "ui/xyzplot.h"
 
+#include "core/io/atomic_file.h"
 #include "imaging/plot_sheet.h"
 #include "imaging/png.h"
 
@@ -8,7 +9,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QUuid>
 
 #include <stdexcept>
@@ -30,16 +30,13 @@ std::optional<int> PlotRun::cellOf(const QString& specJson) const {
 }
 
 nlohmann::json PlotRun::toJson() const {
-    nlohmann::json axes = nlohmann::json::array(), images = nlohmann::json::object();
-    for (const auto& a : m_axes) axes.push_back({{"field", a.field}, {"values", a.values}});
+    nlohmann::json images = nlohmann::json::object();
     for (auto it = m_images.begin(); it != m_images.end(); ++it) images[std::to_string(it.key())] = it.value().toStdString();
-    return {{"id", m_id.toStdString()}, {"axes", axes}, {"cells", m_cells}, {"images", images}};
+    return {{"id", m_id.toStdString()}, {"axes", m_axes}, {"cells", m_cells}, {"images", images}};
 }
 
 PlotRun PlotRun::fromJson(const nlohmann::json& j) {
-    std::vector<compare::PlotAxis> axes;
-    for (const auto& a : j.at("axes")) axes.push_back({a.at("field").get<std::string>(), a.at("values").get<std::vector<std::string>>()});
-    PlotRun run(std::move(axes), j.at("cells").get<int>());
+    PlotRun run(j.at("axes").get<std::vector<compare::PlotAxis>>(), j.at("cells").get<int>());
     run.m_id = QString::fromStdString(j.at("id").get<std::string>());
     for (const auto& [cell, image] : j.at("images").items()) run.m_images[std::stoi(cell)] = QString::fromStdString(image.get<std::string>());
     return run;
@@ -52,29 +49,14 @@ bool PlotRun::add(int cell, const QString& image) {
 }
 
 QStringList PlotRun::writeSheets(const QString& folder) const {
-    const auto labels = [&](size_t a) {
-        std::vector<std::string> out;
-        if (a < m_axes.size())
-            for (const auto& v : m_axes[a].values) out.push_back(m_axes[a].field + ": " + v);
-        return out;
-    };
-    imaging::SheetLayout layout{labels(0), labels(1), {}};
-    const int perSheet = int(std::max<size_t>(1, layout.columns.size()) * std::max<size_t>(1, layout.rows.size()));
-    const auto zs = labels(2);
+    std::vector<api::Image> cells;
+    for (int c = 0; c < m_cells; ++c) cells.push_back(imaging::readImage(m_images.value(c).toStdString()));
     const auto first = imaging::readPngText(m_images.value(0).toStdString());
-    const std::string parameters = first.count("parameters") ? first.at("parameters") : std::string();
-    nlohmann::json plot = nlohmann::json::array();
-    for (const auto& a : m_axes) plot.push_back({{"field", a.field}, {"values", a.values}});
+    const auto parameters = first.find("parameters");
     QStringList written;
-    for (int z = 0; z * perSheet < m_cells; ++z) {
-        layout.title = size_t(z) < zs.size() ? zs[size_t(z)] : std::string();
-        std::vector<api::Image> cells;
-        for (int c = z * perSheet; c < (z + 1) * perSheet; ++c) cells.push_back(imaging::readImage(m_images.value(c).toStdString()));
-        QString sheet;
-        for (int n = 1; sheet.isEmpty() || QFile::exists(sheet); ++n) sheet = QDir(folder).filePath(QStringLiteral("xyz-%1.png").arg(n, 4, 10, QChar('0')));
-        imaging::writePng(sheet.toStdString(), imaging::composeSheet(cells, layout), {{"parameters", parameters}, {"xyz_plot", plot.dump()}});
-        written << sheet;
-    }
+    for (const auto& sheet : imaging::writePlotSheets(m_axes, cells, parameters == first.end() ? std::string() : parameters->second,
+                                                      folder.toStdString()))
+        written << QString::fromStdString(sheet);
     return written;
 }
 
@@ -117,15 +99,16 @@ std::optional<PlotRun> PlotBook::cellSaved(const QString& specJson, const QStrin
     return std::nullopt;
 }
 
-// Whole or not at all, as the queue's journal: a crash while writing leaves the previous book.
+// Whole or not at all (io/atomic_file.h): a crash while writing leaves the previous book. A book that cannot be
+// written costs only the sheets of a plot interrupted before its end; the cells are in the library either way.
 void PlotBook::save() {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : m_runs) all.push_back(r.toJson());
     QDir().mkpath(QFileInfo(m_file).absolutePath());
-    QSaveFile out(m_file);
-    if (out.open(QIODevice::WriteOnly)) {
-        out.write(QByteArray::fromStdString(all.dump(1)));
-        out.commit();
+    const std::string text = all.dump(1);
+    try {
+        io::writeFileAtomically(m_file.toStdString(), [&](std::ostream& out) { out << text; });
+    } catch (const std::exception&) {
     }
 }
 

@@ -2,6 +2,8 @@
 
 #include "core/compare/ab_settings.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -130,6 +132,13 @@ api::GenerationSettings withValue(const api::GenerationSettings& base, const Plo
 }
 
 } // namespace
+
+void to_json(nlohmann::json& j, const PlotAxis& a) { j = {{"field", a.field}, {"values", a.values}}; }
+
+void from_json(const nlohmann::json& j, PlotAxis& a) {
+    j.at("field").get_to(a.field);
+    j.at("values").get_to(a.values);
+}
 
 std::vector<std::string> parseAxisValues(const std::string& text, bool numeric, bool integer) {
     std::vector<std::string> out;

@@ -18,6 +18,9 @@ struct PlotAxis {
     std::string field;
     std::vector<std::string> values;  // as written in the cell labels
 };
+// {"field": …, "values": […]}: in a sheet's metadata and the window's plots under way.
+void to_json(nlohmann::json& j, const PlotAxis& a);
+void from_json(const nlohmann::json& j, PlotAxis& a);
 
 // A1111's value syntax: a comma-separated list (CSV quoting for values with commas), or for numbers ranges
 // "1-5" (every integer), "1-10 (+2)" (a step), "7-9 [3]" (a count, evenly spaced), "5.0-6.0 (+0.25)".
