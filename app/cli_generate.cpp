@@ -165,7 +165,7 @@ private:
 
     api::GenerationSettings s;
     std::string out, nameTemplate = settings::kDefaultFileNameTemplate, format, from;
-    std::vector<std::string> modelFolders, loraFolders, controlNetFolders, upscalerFolders, wildcardFolders, styleNames;
+    std::vector<std::string> modelFolders, loraFolders, embeddingFolders, controlNetFolders, upscalerFolders, wildcardFolders, styleNames;
     std::string stylesFile = settings::defaultStylesPath();
     std::vector<std::pair<std::string, std::string>> plotAxes;  // --plot-x/y/z FIELD=VALUES
     bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
@@ -324,6 +324,10 @@ OptionTable Generate::options() {
         .value("--lora-dir", "DIR", "where LoRAs are found by name (repeatable; also DD_LORA_PATH)", add(loraFolders), Complete::Folder)
         .value("--upscaler-dir", "DIR", "where hires upscaler networks are found by name (repeatable; also DD_UPSCALER_PATH)",
                add(upscalerFolders), Complete::Folder)
+        .value("--embeddings-dir", "DIR",
+               "where textual-inversion embeddings named in a prompt are found (repeatable; also DD_EMBEDDINGS_PATH and "
+               "an 'embeddings' folder beside the LoRA folder)",
+               add(embeddingFolders), Complete::Folder)
         .choice("--lora-mode", {"merge", "side"}, "merged into the weights, or a side path", text(s.loraMode))
         .section("SDXL refiner (docs/refiner.md)")
         .value("--refiner", "PATH|none", "the refiner model",
@@ -466,6 +470,7 @@ int Generate::run() {
     pipeline::Engine engine;
     engine.setLoraFolders(loraFolders);
     engine.setUpscalerFolders(upscalerFolders);
+    engine.setEmbeddingFolders(embeddingFolders);
     const Output output{toFile, folder, fileFormat};
     if (cells.empty()) {
         runOnce(engine, s, output);

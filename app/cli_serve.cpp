@@ -49,6 +49,8 @@ OptionTable Serve::options() {
                Complete::Folder)
         .value("--upscaler-dir", "DIR", "where hires upscaler networks are found (repeatable; also DD_UPSCALER_PATH)",
                add(o.upscalerFolders), Complete::Folder)
+        .value("--embeddings-dir", "DIR", "where textual-inversion embeddings are found (repeatable; also DD_EMBEDDINGS_PATH)",
+               add(o.embeddingFolders), Complete::Folder)
         .value("--threads", "N", "CPU threads of every run (0, the default: they follow the load; docs/cli.md)",
                [this](const std::string& v) { o.threads = toInt("--threads", v); })
         .value("--max-body", "MB", "the largest request accepted (64)",
@@ -79,7 +81,7 @@ int Serve::run() {
     sigaddset(&stopSignals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
-    server::EngineServiceOptions so{out, o.loraFolders, o.upscalerFolders, {}};
+    server::EngineServiceOptions so{out, o.loraFolders, o.upscalerFolders, o.embeddingFolders, {}};
     if (library) so.addToLibrary = addToLibrary;
     server::EngineService service(so);
     for (const auto& w : service.queueWarnings()) std::cerr << "note: " << w << "\n";

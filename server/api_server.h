@@ -25,7 +25,7 @@ struct ServerOptions {
     size_t maxBodyBytes = size_t(64) << 20;  // larger requests are answered 413
     std::string inputFolder;          // where the init images and masks of requests are kept (by content hash)
     std::string startModel;           // the title of the model runs use until options change it
-    std::vector<std::string> loraFolders, upscalerFolders;
+    std::vector<std::string> loraFolders, upscalerFolders, embeddingFolders;
     int threads = 0;                  // CPU threads of every run (0: they follow the machine's load)
     std::string version;              // "DiffusionDesk 0.1.0"
 };

@@ -70,6 +70,7 @@ struct EngineService::State : api::Observer {
         : options(std::move(o)), jobs((fs::path(options.outFolder) / ".diffusiondesk-api-queue.jsonl").string()) {
         engine.setLoraFolders(options.loraFolders);
         engine.setUpscalerFolders(options.upscalerFolders);
+        engine.setEmbeddingFolders(options.embeddingFolders);
     }
 
     bool wantsPreview(int step, int total) override { return step % 4 == 0 || step == total; }

@@ -14,7 +14,7 @@ namespace dd::server {
 
 struct EngineServiceOptions {
     std::string outFolder;
-    std::vector<std::string> loraFolders, upscalerFolders;
+    std::vector<std::string> loraFolders, upscalerFolders, embeddingFolders;
     std::function<void(const std::vector<std::string>&)> addToLibrary;  // called with each job's saved images
 };
 

@@ -34,6 +34,7 @@ AppPreferences AppPreferences::load() {
     p.upscalerFolders = q.value("models/upscalerFolders").toStringList();
     p.loraFolders = q.value("models/loraFolders").toStringList();
     p.wildcardFolders = q.value("models/wildcardFolders").toStringList();
+    p.embeddingFolders = q.value("models/embeddingFolders").toStringList();
     p.threads = std::max(0, q.value("engine/threads", 0).toInt());
     return p;
 }
@@ -52,6 +53,7 @@ void AppPreferences::save() const {
     q.setValue("models/upscalerFolders", upscalerFolders);
     q.setValue("models/loraFolders", loraFolders);
     q.setValue("models/wildcardFolders", wildcardFolders);
+    q.setValue("models/embeddingFolders", embeddingFolders);
     q.setValue("engine/threads", threads);
 }
 

@@ -24,6 +24,7 @@ struct AppPreferences {
     QStringList upscalerFolders;  // upscaler networks (ESRGAN, SwinIR…) by name, before DD_UPSCALER_PATH
     QStringList loraFolders;      // where a prompt's <lora:name:w> is looked for, before DD_LORA_PATH
     QStringList wildcardFolders;  // where a prompt's __name__ finds name.txt (settings/wildcards.h)
+    QStringList embeddingFolders; // textual inversions by name, before DD_EMBEDDINGS_PATH and the LoRA folders' neighbours
     int threads = 0;            // CPU threads of a run whose plan names none; 0: the cores other programs leave free
 
     // Today's folder under outputFolder: "<outputFolder>/2025-01-31" (the local date: an artist's day).

@@ -133,6 +133,8 @@ void EngineWorker::setUpscalerFolders(const QStringList& folders) { engine().set
 
 void EngineWorker::setLoraFolders(const QStringList& folders) { engine().setLoraFolders(toStdStrings(folders)); }
 
+void EngineWorker::setEmbeddingFolders(const QStringList& folders) { engine().setEmbeddingFolders(toStdStrings(folders)); }
+
 void EngineWorker::setPreviewDecoder(bool enabled, const QString& folder) {
     m_taesdEnabled = enabled;
     m_taesdFolder = folder;

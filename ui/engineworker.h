@@ -78,6 +78,8 @@ public slots:
     void setUpscalerFolders(const QStringList& folders);
     // Where a prompt's <lora:name> is found (Preferences), before DD_LORA_PATH: Engine::setLoraFolders.
     void setLoraFolders(const QStringList& folders);
+    // Where textual-inversion embeddings are found (Preferences), before the defaults: Engine::setEmbeddingFolders.
+    void setEmbeddingFolders(const QStringList& folders);
 
 signals:
     // `preview` is null on steps the adaptive cadence skipped.

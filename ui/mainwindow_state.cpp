@@ -1,4 +1,5 @@
 // MainWindow: memory preset, prediction, preferences, and what persists between sessions.
+#include "core/pipeline/model_search.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
 #include "ui/hirespanel.h"
@@ -99,10 +100,13 @@ void MainWindow::applyPreferences() {
     emit previewDecoderRequested(m_prefs.taesdPreviews, m_prefs.taesdFolder);
     m_hires->setUpscalerFolders(m_prefs.upscalerFolders);
     m_run->setWildcardFolders(toStdStrings(m_prefs.wildcardFolders));
-    worker()->post([worker = worker(), upscalers = m_prefs.upscalerFolders, loras = m_prefs.loraFolders] {
+    worker()->post([worker = worker(), upscalers = m_prefs.upscalerFolders, loras = m_prefs.loraFolders,
+                    embeddings = m_prefs.embeddingFolders] {
         worker->setUpscalerFolders(upscalers);
         worker->setLoraFolders(loras);
+        worker->setEmbeddingFolders(embeddings);
     });
+    m_panel->setEmbeddingFolders(pipeline::embeddingFolders(toStdStrings(m_prefs.embeddingFolders), toStdStrings(m_prefs.loraFolders)));
     QMetaObject::invokeMethod(m_libraryThread->service(), "setFolders", Qt::QueuedConnection,
                               Q_ARG(QStringList, QStringList{m_prefs.outputFolder}), Q_ARG(QStringList, m_prefs.watchedFolders));
 }

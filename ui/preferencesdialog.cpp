@@ -173,12 +173,16 @@ PreferencesDialog::PreferencesDialog(const PriceProfile& price, const AppPrefere
                             tr("Where <lora:name:weight> in a prompt is looked for, with sub-folders (before DD_LORA_PATH)"));
     m_wildcardFolders = folders("wildcardFolders", prefs.wildcardFolders,
                                 tr("Where __name__ in a prompt finds name.txt: one line of it, picked by the seed"));
+    m_embeddingFolders = folders("embeddingFolders", prefs.embeddingFolders,
+                                 tr("Textual-inversion embeddings (.safetensors) a prompt names, e.g. a negative embedding; "
+                                    "also an \"embeddings\" folder beside the LoRA folders"));
     auto* models = new QGroupBox(tr("Folders (one per line)"), this);
     auto* modelsLayout = new QFormLayout(models);
     modelsLayout->addRow(tr("Models"), m_modelFolders);
     modelsLayout->addRow(tr("Upscalers"), m_upscalerFolders);
     modelsLayout->addRow(tr("LoRAs"), m_loraFolders);
     modelsLayout->addRow(tr("Wildcards"), m_wildcardFolders);
+    modelsLayout->addRow(tr("Embeddings"), m_embeddingFolders);
 
     m_threads = new QSpinBox(this);
     m_threads->setObjectName("threads");
@@ -249,6 +253,7 @@ AppPreferences PreferencesDialog::preferences() const {
     p.upscalerFolders = foldersOf(m_upscalerFolders);
     p.loraFolders = foldersOf(m_loraFolders);
     p.wildcardFolders = foldersOf(m_wildcardFolders);
+    p.embeddingFolders = foldersOf(m_embeddingFolders);
     p.watchedFolders = foldersOf(m_watchedFolders);
     p.threads = m_threads->value();
     return p;

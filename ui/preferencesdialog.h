@@ -42,6 +42,7 @@ private:
     QPlainTextEdit* m_upscalerFolders;
     QPlainTextEdit* m_loraFolders;
     QPlainTextEdit* m_wildcardFolders;
+    QPlainTextEdit* m_embeddingFolders;
     QPlainTextEdit* m_watchedFolders;
     QSpinBox* m_threads;
 };

@@ -7,6 +7,7 @@
 #include "ui/stylesbox.h"
 #include "ui/tokencounter.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -16,6 +17,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QRandomGenerator>
 #include <QSpinBox>
@@ -83,6 +85,15 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_promptTokens->setObjectName("promptTokens");
     m_negativeTokens = new QLabel(this);
     m_negativeTokens->setObjectName("negativeTokens");
+    m_lastPromptBox = m_prompt;
+    m_embeddingsButton = new QToolButton(this);
+    m_embeddingsButton->setObjectName("embeddingsButton");
+    m_embeddingsButton->setPopupMode(QToolButton::InstantPopup);
+    m_embeddingsButton->setAutoRaise(true);
+    m_embeddingsButton->setMenu(new QMenu(m_embeddingsButton));
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        if (now == m_prompt || now == m_negative) m_lastPromptBox = static_cast<QPlainTextEdit*>(now);
+    });
     for (auto* l : {m_promptTokens, m_negativeTokens}) {
         l->setAlignment(Qt::AlignRight);
         l->setToolTip(tr("CLIP tokens / capacity; past 75 the prompt continues in another 75-token chunk"));
@@ -208,7 +219,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Prompt"), m_prompt);
     form->addRow(QString(), m_promptTokens);
     form->addRow(tr("Negative"), m_negative);
-    form->addRow(QString(), m_negativeTokens);
+    auto* negativeRow = new QHBoxLayout;
+    negativeRow->addWidget(m_embeddingsButton);
+    negativeRow->addWidget(m_negativeTokens, 1);
+    form->addRow(QString(), negativeRow);
     m_styles = new StylesBox(m_prompt, m_negative, this);
     m_stylesSection = new Section(tr("Styles"), m_styles, this);
     connect(m_styles, &StylesBox::appliedChanged, this, [this] {
@@ -240,6 +254,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     connect(m_sampler, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::edited);
     setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
+    updateEmbeddingsMenu();
 }
 
 void PromptPanel::setModelFamily(const QString& family, bool demo) {
@@ -258,8 +273,39 @@ void PromptPanel::applySizePreset(int index) {
 }
 
 void PromptPanel::updateTokenCounts() {
-    m_promptTokens->setText(tokenCountLabel(countTokens(m_prompt->toPlainText())));
-    m_negativeTokens->setText(tokenCountLabel(countTokens(m_negative->toPlainText())));
+    m_promptTokens->setText(tokenCountLabel(countTokens(m_prompt->toPlainText(), &m_embeddings)));
+    m_negativeTokens->setText(tokenCountLabel(countTokens(m_negative->toPlainText(), &m_embeddings)));
+}
+
+void PromptPanel::setEmbeddingFolders(const std::vector<std::string>& folders) {
+    m_embeddings = text::EmbeddingLibrary::scan(folders);
+    updateEmbeddingsMenu();
+    updateTokenCounts();
+}
+
+// A1111's extra networks, for embeddings: a name goes into the prompt box last used, after a comma.
+void PromptPanel::updateEmbeddingsMenu() {
+    QMenu* menu = m_embeddingsButton->menu();
+    menu->clear();
+    const int n = int(m_embeddings.files.size());
+    m_embeddingsButton->setText(tr("Embeddings (%1)").arg(n));
+    m_embeddingsButton->setToolTip(n ? tr("Textual inversions: a name goes into the prompt box you used last")
+                                     : tr("No textual-inversion embeddings: set their folder in Preferences"));
+    for (const auto& f : m_embeddings.files) {
+        QAction* a = menu->addAction(QString::fromStdString(f.name));
+        a->setToolTip(tr("%1 · %n vector(s)", "", f.vectors).arg(QString::fromStdString(f.kind())));
+        connect(a, &QAction::triggered, this, [this, name = QString::fromStdString(f.name)] {
+            QPlainTextEdit* box = m_lastPromptBox;
+            const QString text = box->toPlainText().trimmed();
+            box->setPlainText(text.isEmpty() ? name : text + QStringLiteral(", ") + name);
+            box->setFocus();
+        });
+    }
+    if (!m_embeddings.problems.empty()) {
+        menu->addSeparator();
+        for (const auto& p : m_embeddings.problems) menu->addAction(QString::fromStdString(p.message))->setEnabled(false);
+    }
+    menu->setToolTipsVisible(true);
 }
 
 api::GenerationSettings PromptPanel::settings() const {

@@ -2,6 +2,7 @@
 // Prompt, negative prompt and the sampling settings, as one GenerationSettings value. The model and the memory
 // plan come from the main window (model picker, preset), not from here.
 #include "core/api/generation_settings.h"
+#include "core/text/embedding_library.h"
 
 #include <QWidget>
 
@@ -13,6 +14,7 @@ class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
 class QTimer;
+class QToolButton;
 
 namespace dd::ui {
 
@@ -42,6 +44,8 @@ public:
     // The prompt styles' library (styles.csv; "" = none).
     void setStylesFile(const QString& path);
     StylesBox* stylesBox() const { return m_styles; }
+    // The textual-inversion embeddings in these folders: counted by the token counters, offered by Embeddings.
+    void setEmbeddingFolders(const std::vector<std::string>& folders);
 
 signals:
     // Size, batch, guidance or refiner changed: what the memory prediction depends on.
@@ -52,6 +56,7 @@ signals:
 
 private:
     void updateTokenCounts();
+    void updateEmbeddingsMenu();
     void updateRefinerSummary();
     void updateVariationSummary();
     QWidget* buildVariationBox();
@@ -62,6 +67,9 @@ private:
     QLabel* m_promptTokens;
     QLabel* m_negativeTokens;
     QTimer* m_countTimer;
+    QToolButton* m_embeddingsButton;
+    text::EmbeddingLibrary m_embeddings;
+    QPlainTextEdit* m_lastPromptBox;  // where Embeddings inserts a name: the prompt box that had focus last
     QDoubleSpinBox* m_seed;  // seeds run to 2^32 - 1 (A1111), past QSpinBox's int
     QCheckBox* m_random;
     QSpinBox* m_steps;

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace dd::ui {
@@ -32,7 +33,7 @@ const text::ClipTokenizer* bundledTokenizer() {
 
 } // namespace
 
-TokenCount countTokens(const QString& prompt) {
+TokenCount countTokens(const QString& prompt, const text::EmbeddingLibrary* embeddings) {
     TokenCount count;
     const auto* tokenizer = bundledTokenizer();
     if (!tokenizer) return count;
@@ -40,11 +41,16 @@ TokenCount countTokens(const QString& prompt) {
     try {
         // An edited prompt counts as its longest text over the steps, an AND prompt as its longest part (A1111's
         // counter does the same).
+        std::optional<text::EmbeddingVocabulary> vocabulary;
+        text::PromptOptions options;
+        if (embeddings && !embeddings->files.empty()) options.embeddings = &vocabulary.emplace(*tokenizer, *embeddings, 0, 0);
         std::set<std::string> texts;
         for (const auto& part : text::splitAnd(prompt.toStdString()))
             for (const auto& stretch : text::promptSchedule(part.text, kCountedSteps)) texts.insert(stretch.text);
         for (const auto& t : texts) {
-            const auto tokenized = text::tokenizePrompt(*tokenizer, t);
+            const auto tokenized = text::tokenizePrompt(*tokenizer, t, options);
+            for (const auto& name : tokenized.embeddingsUsed)
+                if (!count.embeddings.contains(QString::fromStdString(name))) count.embeddings << QString::fromStdString(name);
             if (tokenized.tokenCount < count.total) continue;
             count.total = tokenized.tokenCount;
             count.target = text::targetTokenCount(tokenized.tokenCount);
@@ -66,6 +72,7 @@ QString tokenCountLabel(const TokenCount& count) {
         for (int n : count.chunks) parts << QString::number(n);
         label += QStringLiteral(" (") + parts.join(QStringLiteral(" + ")) + ')';
     }
+    if (!count.embeddings.isEmpty()) label += QStringLiteral(" · ") + count.embeddings.join(QStringLiteral(", "));
     return label;
 }
 

@@ -23,6 +23,13 @@ void from_json(const nlohmann::json& j, LoraSetting& l) {
     get("from_prompt", l.fromPrompt);
 }
 
+void to_json(nlohmann::json& j, const EmbeddingSetting& e) { j = {{"name", e.name}, {"hash", e.hash}}; }
+
+void from_json(const nlohmann::json& j, EmbeddingSetting& e) {
+    readIfPresent(j, "name", e.name);
+    readIfPresent(j, "hash", e.hash);
+}
+
 void to_json(nlohmann::json& j, const RefinerSetting& r) {
     j = {{"model", r.model}, {"switch_at", r.switchAt}, {"aesthetic_score", r.aestheticScore},
          {"negative_aesthetic_score", r.negativeAestheticScore}, {"hash", r.hash}};
@@ -123,6 +130,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     // Only when used, so sidecars of runs without LoRA stay as they were.
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
+    if (!s.embeddings.empty()) j["embeddings"] = s.embeddings;
     if (s.refiner.enabled()) j["refiner"] = s.refiner;
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
     if (!s.initImageHash.empty()) j["init_image_hash"] = s.initImageHash;
@@ -161,6 +169,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("deterministic", s.deterministic);
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
+    get("embeddings", s.embeddings);
     get("refiner", s.refiner);
     get("controlnets", s.controlnets);
     get("init_image_hash", s.initImageHash);
@@ -201,6 +210,8 @@ void validate(const GenerationSettings& s) {
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
     for (const auto& l : s.loras)
         if (l.name.empty()) fail("a LoRA without a name");
+    for (const auto& e : s.embeddings)
+        if (e.name.empty()) fail("an embedding without a name");
     if (s.refiner.enabled() && !(s.refiner.switchAt > 0 && s.refiner.switchAt < 1))
         fail("refiner switch must be between 0 and 1, exclusive (got " + std::to_string(s.refiner.switchAt) + ")");
     for (size_t i = 0; i < s.controlnets.size(); ++i) validate(s.controlnets[i], i);

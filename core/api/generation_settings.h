@@ -22,6 +22,15 @@ struct LoraSetting {
     bool operator==(const LoraSetting&) const = default;
 };
 
+// A textual-inversion embedding a run's prompts named (A1111 "TI hashes"). The prompt decides which are used: the
+// engine fills the list in; a restored list is what the image was made with, and a rerun warns when an embedding is
+// missing or is another file.
+struct EmbeddingSetting {
+    std::string name;  // the file name without .safetensors, as the prompt writes it
+    std::string hash;  // A1111's: the first 12 hex of the file's SHA-256
+    bool operator==(const EmbeddingSetting&) const = default;
+};
+
 // The SDXL refiner pass (docs/refiner.md): the base denoises up to `switchAt` of the schedule and hands its
 // latents, without new noise, to the refiner, which runs the rest of the same schedule (diffusers'
 // denoising_end / denoising_start; A1111's "Refiner switch at").
@@ -138,6 +147,7 @@ struct GenerationSettings {
     // LoRAs besides the prompt's <lora:…> tags; a result's settings list every LoRA applied, tags included.
     std::vector<LoraSetting> loras;
     std::string loraMode = "merge";  // "merge": into the weights; "side": added beside them (weights untouched)
+    std::vector<EmbeddingSetting> embeddings;  // textual inversions the prompts used (filled in by the engine)
     RefinerSetting refiner;
     // ControlNets, applied together (their residuals summed), each with its weight and step range.
     std::vector<ControlNetSetting> controlnets;
@@ -145,6 +155,8 @@ struct GenerationSettings {
 
 void to_json(nlohmann::json& j, const LoraSetting& l);
 void from_json(const nlohmann::json& j, LoraSetting& l);
+void to_json(nlohmann::json& j, const EmbeddingSetting& e);
+void from_json(const nlohmann::json& j, EmbeddingSetting& e);
 void to_json(nlohmann::json& j, const RefinerSetting& r);
 void from_json(const nlohmann::json& j, RefinerSetting& r);
 void to_json(nlohmann::json& j, const InpaintSetting& p);

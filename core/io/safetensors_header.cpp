@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace dd::io {
@@ -253,6 +255,20 @@ SafetensorsHeader parseSafetensorsHeader(const std::string& path, const uint8_t*
     });
     checkLayout(path, h, fileSize);
     return h;
+}
+
+SafetensorsHeader readSafetensorsHeader(const std::string& path) {
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) throw ModelFileError(path, "cannot be read (" + ec.message() + ")");
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> prefix(8);
+    if (!in.read(reinterpret_cast<char*>(prefix.data()), std::streamsize(std::min<uint64_t>(size, 8))))
+        return parseSafetensorsHeader(path, prefix.data(), 0, size);  // too short: says so
+    prefix.resize(std::min<uint64_t>(size, safetensorsHeaderBytesNeeded(prefix.data(), 8)));
+    if (prefix.size() > 8 && !in.read(reinterpret_cast<char*>(prefix.data() + 8), std::streamsize(prefix.size() - 8)))
+        throw ModelFileError(path, "cannot be read");
+    return parseSafetensorsHeader(path, prefix.data(), prefix.size(), size);
 }
 
 } // namespace dd::io

@@ -42,6 +42,9 @@ inline constexpr uint64_t kMaxHeaderLength = 100'000'000;
 SafetensorsHeader parseSafetensorsHeader(const std::string& path, const uint8_t* prefix, std::size_t prefixSize,
                                          uint64_t fileSize);
 
+// Reads only the first bytes of the file at `path` and validates them as above. Throws ModelFileError.
+SafetensorsHeader readSafetensorsHeader(const std::string& path);
+
 // Number of bytes parseSafetensorsHeader needs: 8 + N (or 8 when the file is too short to say).
 uint64_t safetensorsHeaderBytesNeeded(const uint8_t* first8, std::size_t size);
 

@@ -81,13 +81,21 @@ ClipTextEmbeddingsImpl::ClipTextEmbeddingsImpl(const ClipTextConfig& c) {
     position_embedding = register_module("position_embedding", Embedding(c.maxPositionEmbeddings, c.hiddenSize));
 }
 
-torch::Tensor ClipTextEmbeddingsImpl::forward(const torch::Tensor& ids) {
+torch::Tensor ClipTextEmbeddingsImpl::forward(const torch::Tensor& ids, const InjectedVectors& inject) {
     const int64_t t = ids.size(-1), maxT = position_embedding->weight.size(0);
     if (t > maxT)
         throw std::invalid_argument("CLIP text encoder: " + std::to_string(t) + " tokens, at most " + std::to_string(maxT));
     // Through the layer's forward (not its weight), so an offloaded or fp8-stored table is materialised.
     const auto positions = torch::arange(t, ids.options().dtype(torch::kLong)).unsqueeze(0);
-    return token_embedding(ids) + position_embedding(positions);
+    auto tokens = token_embedding(ids);
+    for (const auto& v : inject) {
+        const int64_t n = v.rows.size(0);
+        if (v.position < 0 || v.position + n > t || v.rows.size(-1) != tokens.size(-1))
+            throw std::invalid_argument("CLIP text encoder: " + std::to_string(n) + " embedding vectors of width " +
+                                        std::to_string(v.rows.size(-1)) + " do not fit at token " + std::to_string(v.position));
+        tokens.narrow(1, v.position, n).copy_(v.rows.to(tokens.options()).unsqueeze(0).expand({tokens.size(0), n, tokens.size(-1)}));
+    }
+    return tokens + position_embedding(positions);
 }
 
 ClipEncoderImpl::ClipEncoderImpl(const ClipTextConfig& c) {
@@ -125,12 +133,12 @@ std::atomic<int64_t> g_forwardCalls{0};
 
 int64_t ClipTextModelImpl::forwardCalls() { return g_forwardCalls.load(); }
 
-ClipTextOutput ClipTextModelImpl::forward(const torch::Tensor& idsIn) {
+ClipTextOutput ClipTextModelImpl::forward(const torch::Tensor& idsIn, const InjectedVectors& inject) {
     ++g_forwardCalls;
     if (idsIn.dim() != 2) throw std::invalid_argument("CLIP text encoder expects token ids shaped [batch, tokens]");
     const torch::Tensor ids = idsIn.to(device(), torch::kLong);
     ClipTextOutput out;
-    auto h = text_model->embeddings(ids);
+    auto h = text_model->embeddings(ids, inject);
     out.hiddenStates.reserve(text_model->encoder->layers->size() + 1);
     out.hiddenStates.push_back(h);
     for (const auto& layer : *text_model->encoder->layers) {

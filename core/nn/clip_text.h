@@ -41,6 +41,15 @@ struct ClipTextOutput {
     const torch::Tensor& hiddenState(int k) const;
 };
 
+// Textual inversion: rows [n, W] that replace the token embeddings at positions position … position + n − 1 of
+// every batch row (A1111's EmbeddingsWithFixes; diffusers writes them into the table under new token ids: the
+// same numbers). Cast to the table's dtype.
+struct TokenVectors {
+    int64_t position = 0;
+    torch::Tensor rows;
+};
+using InjectedVectors = std::vector<TokenVectors>;
+
 // text_model.encoder.layers.N.self_attn — CLIPAttention (causal, no padding mask).
 struct ClipAttentionImpl : torch::nn::Module {
     ClipAttentionImpl(int64_t width, int64_t heads);
@@ -72,7 +81,7 @@ TORCH_MODULE(ClipEncoderLayer);
 // text_model.embeddings — CLIPTextEmbeddings (position ids 0 … T−1).
 struct ClipTextEmbeddingsImpl : torch::nn::Module {
     explicit ClipTextEmbeddingsImpl(const ClipTextConfig& c);
-    torch::Tensor forward(const torch::Tensor& ids);
+    torch::Tensor forward(const torch::Tensor& ids, const InjectedVectors& inject = {});
     Embedding token_embedding{nullptr}, position_embedding{nullptr};
 };
 TORCH_MODULE(ClipTextEmbeddings);
@@ -96,7 +105,7 @@ TORCH_MODULE(ClipTextTransformer);
 struct ClipTextModelImpl : torch::nn::Module {
     explicit ClipTextModelImpl(const ClipTextConfig& c);
     // ids: integer [B, T] on the module's device. Runs every layer and keeps every hidden state.
-    ClipTextOutput forward(const torch::Tensor& ids);
+    ClipTextOutput forward(const torch::Tensor& ids, const InjectedVectors& inject = {});
     // forward() calls in this process, all encoders together (the conditioning cache's tests watch it).
     static int64_t forwardCalls();
     // transformers' final_layer_norm, for clip skip on an intermediate hidden state.

@@ -19,6 +19,7 @@ struct ConditioningKey {
     std::string model;           // the loaded model's source and the LoRAs applied to it (LoraStack::signature)
     TextInput text;              // an input without CFG is also served by an entry that has the negative side
     int dtype = 0;               // the text encoders' c10::ScalarType
+    std::string embeddings;      // the embedding files a prompt may name (EmbeddingLibrary::signature)
     bool operator==(const ConditioningKey&) const = default;
 };
 

@@ -38,6 +38,7 @@
 #include "core/pipeline/upscale.h"
 #include "core/pipeline/variation_noise.h"
 #include "core/sched/scheduler.h"
+#include "core/text/embedding_vectors.h"
 #include "core/text/prompt_encoder.h"
 #include "core/text/prompt_parser.h"
 #include "core/text/text_input.h"
@@ -112,11 +113,11 @@ void checkVocabulary(const nn::ClipTextModel& encoder, const text::ClipTokenizer
                                     ": this model cannot encode arbitrary prompts");
 }
 
-text::CfgConditioning encodeText(SdModel& m, const text::TextInput& input) {
+text::CfgConditioning encodeText(SdModel& m, const text::TextInput& input, text::EmbeddingVectors& embeddings) {
     if (m.tokenizer) checkVocabulary(m.textEncoder ? m.textEncoder : m.textEncoder2, *m.tokenizer, "tokenizer");
     if (m.tokenizer2) checkVocabulary(m.textEncoder2, *m.tokenizer2, "tokenizer_2");
     const text::TextModel textModel{m.textEncoder, m.textEncoder2, m.tokenizer ? &*m.tokenizer : nullptr,
-                                    m.tokenizer2 ? &*m.tokenizer2 : nullptr, m.forceZerosForEmptyPrompt};
+                                    m.tokenizer2 ? &*m.tokenizer2 : nullptr, m.forceZerosForEmptyPrompt, &embeddings};
     return text::encodePrompts(textModel, input);
 }
 
@@ -327,6 +328,14 @@ int64_t Engine::textEncoderRuns() const { return m_textEncoderRuns; }
 
 void Engine::setLoraFolders(std::vector<std::string> folders) { m_loraFolders = std::move(folders); }
 void Engine::setUpscalerFolders(std::vector<std::string> folders) { m_upscalerFolders = std::move(folders); }
+void Engine::setEmbeddingFolders(std::vector<std::string> folders) { m_embeddingFolders = std::move(folders); }
+
+text::EmbeddingVectors& Engine::embeddings() {
+    auto library = text::EmbeddingLibrary::scan(embeddingFolders(m_embeddingFolders, m_loraFolders));
+    if (!m_embeddings || m_embeddings->library().signature != library.signature)
+        m_embeddings = std::make_unique<text::EmbeddingVectors>(std::move(library));
+    return *m_embeddings;
+}
 
 UpscaleReport Engine::upscale(const api::Image& image, const std::string& upscaler, const UpscaleOptions& options,
                               const api::CancelToken& cancel, const TileProgress& progress) {
@@ -580,9 +589,12 @@ private:
         m_meter.begin();
         const auto t0 = Clock::now();
         SdModel& m = model();
-        m_textKey = ConditioningKey{m_wanted + "\n" + m_loaded.loras.signature(), text::textInputOf(s), int(m.placement.textEncoder)};
+        m_embeddings = &m_engine.embeddings();
+        m_textKey = ConditioningKey{m_wanted + "\n" + m_loaded.loras.signature(), text::textInputOf(s), int(m.placement.textEncoder),
+                                    m_embeddings->library().signature};
         m_result.textEncodeCached = true;
         m_prompts = encodeStretches(textSchedule(m_textKey.text, modelCalls(m, s.steps)));
+        reportEmbeddings();
         m_result.timings.encodeSeconds = secondsSince(t0);
         m_result.memory.encode = m_meter.end("encode");
     }
@@ -603,6 +615,43 @@ private:
             out.push_back(std::move(e));
         }
         return out;
+    }
+
+    // The embeddings the prompts used, with A1111's hashes (the sidecar, "TI hashes"). The image's own list (a
+    // restored run's) is compared: an embedding missing here, or another file by the same name, changes the picture.
+    void reportEmbeddings() {
+        std::vector<std::string> used, unfit;
+        const auto add = [](std::vector<std::string>& to, const std::vector<std::string>& names) {
+            for (const auto& n : names)
+                if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
+        };
+        for (const auto& stretch : m_prompts)
+            for (const auto& c : stretch.conds) add(used, c.embeddings), add(unfit, c.unfitEmbeddings);
+        const text::EmbeddingLibrary& lib = m_embeddings->library();
+        std::vector<api::EmbeddingSetting> list;
+        for (const auto& name : used)
+            list.push_back({name, m_embeddings->hash(size_t(lib.find(name) - lib.files.data()))});
+        auto& warnings = m_result.warnings;
+        for (const auto& name : unfit)
+            warnings.push_back("embedding '" + name + "' is made for " + lib.find(name)->kind() + ", not this model: its name was read as words");
+        std::string prompts = s.prompt + "\n" + s.negativePrompt;
+        std::transform(prompts.begin(), prompts.end(), prompts.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        for (const auto& p : lib.problems) {
+            std::string name = p.name;
+            std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+            if (!name.empty() && prompts.find(name) != std::string::npos) warnings.push_back("embedding not used: " + p.message);
+        }
+        for (const auto& asked : s.embeddings) {
+            const auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.name == asked.name; });
+            if (it == list.end() && !lib.find(asked.name))
+                warnings.push_back("the image was made with the embedding '" + asked.name + "'" +
+                                   (asked.hash.empty() ? "" : " (" + asked.hash + ")") +
+                                   ", which is not in the embeddings folders: its name was read as words");
+            else if (it != list.end() && !asked.hash.empty() && asked.hash != it->hash)
+                warnings.push_back("the embedding '" + asked.name + "' here (" + it->hash + ") is not the file the image was made with (" +
+                                   asked.hash + ")");
+        }
+        m_result.settings.embeddings = std::move(list);
     }
 
     // A1111's AND guides with every part against the negative: it needs CFG, and the refiner and the ControlNets,
@@ -645,7 +694,7 @@ private:
         const memory::NetworkUse use1(net.textEncoder ? m_res.of(net.textEncoder.get()) : nullptr),
             use2(net.textEncoder2 ? m_res.of(net.textEncoder2.get()) : nullptr);
         ++m_engine.m_textEncoderRuns;
-        auto c = encodeText(net, input);
+        auto c = encodeText(net, input, *m_embeddings);
         doneWith({net.textEncoder ? net.textEncoder.get() : nullptr, net.textEncoder2 ? net.textEncoder2.get() : nullptr});
         for (auto* side : {&c.negative, &c.positive})
             for (auto* t : {&side->embeds, &side->pooled})
@@ -1043,6 +1092,7 @@ private:
     OutOfMemoryLadder m_ladder;
     const bool m_cfg;
     ConditioningKey m_textKey;
+    text::EmbeddingVectors* m_embeddings = nullptr;  // the engine's, scanned at this run's start
     std::vector<EncodedStretch> m_prompts;  // one per stretch of steps (one without prompt editing)
     torch::Tensor m_latents;
     std::optional<InpaintLatents> m_inpaint;  // an inpainting run's mask and image latents

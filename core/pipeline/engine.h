@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace dd::text {
+class EmbeddingVectors;
+}
+
 namespace dd::pipeline {
 
 class Previewer;
@@ -92,6 +96,8 @@ public:
     int64_t textEncoderRuns() const;
     // Folders where <lora:name> and GenerationSettings::loras names are looked up (docs/lora.md).
     void setLoraFolders(std::vector<std::string> folders);
+    // Folders where textual-inversion embeddings are looked up, before the defaults (model_search.h embeddingFolders).
+    void setEmbeddingFolders(std::vector<std::string> folders);
     // Folders where a hires fix's upscaler network is looked up by name, before DD_UPSCALER_PATH (docs/upscalers.md).
     void setUpscalerFolders(std::vector<std::string> folders);
     // Bytes the applied LoRAs hold beside the model (merged originals or side paths).
@@ -113,8 +119,11 @@ private:
     std::unique_ptr<Previewer> m_previewer;
     Log m_log;
     int64_t m_textEncoderRuns = 0;
-    std::vector<std::string> m_loraFolders, m_upscalerFolders;
+    std::vector<std::string> m_loraFolders, m_upscalerFolders, m_embeddingFolders;
     std::unique_ptr<EngineTestHooks> m_hooks;
+    // The embedding folders as last scanned, with the vectors read so far; scanned again at every run.
+    text::EmbeddingVectors& embeddings();
+    std::unique_ptr<text::EmbeddingVectors> m_embeddings;
 };
 
 // The model name the app opens when the user has not chosen one.

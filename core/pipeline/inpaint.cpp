@@ -1,5 +1,6 @@
 #include "core/pipeline/inpaint.h"
 
+#include "core/pipeline/pil_resample.h"
 #include "core/sched/scheduler.h"
 
 #include <stdexcept>
@@ -44,17 +45,6 @@ torch::Tensor InpaintLatents::blend(const sched::Scheduler& scheduler, const tor
     return (1 - latentMask) * kept + latentMask * latents;
 }
 
-namespace {
-
-// Pillow's rounding division by 255 (libImaging's DIV255 and its alpha composite's SHIFTFORDIV255).
-inline uint32_t div255(uint32_t x) {
-    x += 128;
-    return (x + (x >> 8)) >> 8;
-}
-inline uint32_t shiftDiv255(uint32_t x) { return ((x >> 8) + x) >> 8; }
-
-} // namespace
-
 // apply_overlay, step by step: the init image is pasted onto a transparent premultiplied canvas through the
 // inverted mask (alpha = 255 - m, colour rounded once), turned back into straight alpha (a truncating division),
 // then alpha-composited over the generated image. (Checked byte for byte against Pillow: tests/parity.)
@@ -71,10 +61,10 @@ api::Image overlay(const api::Image& generated, const api::Image& init, const ap
         const uint32_t coef1 = alpha * 255u * 255u * (1u << kPrecisionBits) / (alpha * 255u + 255u * (255u - alpha));
         const uint32_t coef2 = 255u * (1u << kPrecisionBits) - coef1;
         for (size_t c = 0; c < 3; ++c) {
-            const uint32_t premultiplied = div255(uint32_t(init.rgb[3 * p + c]) * alpha);
+            const uint32_t premultiplied = pilDiv255(uint32_t(init.rgb[3 * p + c]) * alpha);
             const uint32_t straight = alpha == 255 ? premultiplied : std::min(255u, 255u * premultiplied / alpha);
             const uint32_t mixed = straight * coef1 + uint32_t(generated.rgb[3 * p + c]) * coef2 + (0x80u << kPrecisionBits);
-            out.rgb[3 * p + c] = uint8_t(shiftDiv255(mixed) >> kPrecisionBits);
+            out.rgb[3 * p + c] = uint8_t(pilShiftDiv255(mixed) >> kPrecisionBits);
         }
     }
     return out;

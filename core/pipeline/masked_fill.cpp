@@ -1,5 +1,7 @@
 #include "core/pipeline/masked_fill.h"
 
+#include "core/pipeline/pil_resample.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -14,11 +16,6 @@ struct Rgba {
     std::vector<uint8_t> px;
     uint8_t* row(int y) { return px.data() + size_t(y) * size_t(width) * 4; }
 };
-
-uint32_t div255(uint32_t v) {
-    v += 128;
-    return ((v >> 8) + v) >> 8;
-}
 
 // Pillow's _gaussian_blur_radius: the box radius whose three passes approximate the Gaussian (in float).
 float boxRadius(float radius) {
@@ -86,7 +83,6 @@ void unpremultiply(Rgba& img) {
 // Pillow's Image.alpha_composite(dst, src) in place: src over dst, 7 extra bits of precision.
 void alphaComposite(Rgba& dst, const Rgba& src) {
     constexpr uint32_t kBits = 7;
-    const auto shiftDiv255 = [](uint32_t v) { return ((v >> 8) + v) >> 8; };
     for (size_t i = 0; i < dst.px.size(); i += 4) {
         const uint32_t sa = src.px[i + 3];
         if (sa == 0) continue;
@@ -96,9 +92,9 @@ void alphaComposite(Rgba& dst, const Rgba& src) {
         const uint32_t coef2 = 255 * (1u << kBits) - coef1;
         for (size_t c = 0; c < 3; ++c) {
             const uint32_t mixed = src.px[i + c] * coef1 + dst.px[i + c] * coef2;
-            dst.px[i + c] = uint8_t(shiftDiv255(mixed + (0x80u << kBits)) >> kBits);
+            dst.px[i + c] = uint8_t(pilShiftDiv255(mixed + (0x80u << kBits)) >> kBits);
         }
-        dst.px[i + 3] = uint8_t(shiftDiv255(outa255 + 0x80));
+        dst.px[i + 3] = uint8_t(pilShiftDiv255(outa255 + 0x80));
     }
 }
 
@@ -112,8 +108,8 @@ api::Image fillMasked(const api::Image& image, const api::Image& mask) {
     Rgba kept{image.width, image.height, std::vector<uint8_t>(n * 4)};
     for (size_t p = 0; p < n; ++p) {
         const uint32_t alpha = 255u - mask.rgb[3 * p];
-        for (size_t c = 0; c < 3; ++c) kept.px[4 * p + c] = uint8_t(div255(image.rgb[3 * p + c] * alpha));
-        kept.px[4 * p + 3] = uint8_t(div255(255u * alpha));
+        for (size_t c = 0; c < 3; ++c) kept.px[4 * p + c] = uint8_t(pilDiv255(image.rgb[3 * p + c] * alpha));
+        kept.px[4 * p + 3] = uint8_t(pilDiv255(255u * alpha));
     }
     Rgba filled{image.width, image.height, std::vector<uint8_t>(n * 4, 0)};
     for (const auto [radius, repeats] : {std::pair{256, 1}, {64, 1}, {16, 2}, {4, 4}, {2, 2}, {0, 1}}) {

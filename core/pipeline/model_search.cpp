@@ -91,4 +91,19 @@ std::vector<std::string> upscalerFiles(const std::vector<std::string>& folders) 
 
 std::vector<std::string> loraFiles(const std::vector<std::string>& folders) { return safetensorsUnder(folders, "DD_LORA_PATH"); }
 
+std::vector<std::string> embeddingFolders(const std::vector<std::string>& folders, const std::vector<std::string>& loraFolders) {
+    std::vector<std::string> candidates = searchFolders(folders, "DD_EMBEDDINGS_PATH");
+    for (const auto& lora : searchFolders(loraFolders, "DD_LORA_PATH")) {
+        const fs::path dir = fs::path(lora).lexically_normal();
+        const fs::path parent = (dir.has_filename() ? dir : dir.parent_path()).parent_path();
+        candidates.push_back((parent / "embeddings").string());
+        if (parent.filename() == "models") candidates.push_back((parent.parent_path() / "embeddings").string());
+    }
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& c : candidates)
+        if (fs::is_directory(c, ec) && std::find(found.begin(), found.end(), c) == found.end()) found.push_back(c);
+    return found;
+}
+
 } // namespace dd::pipeline

@@ -22,4 +22,9 @@ std::string findUpscalerFile(const std::string& nameOrPath, const std::vector<st
 // Every .safetensors under `folders` and DD_UPSCALER_PATH (sorted): the window's and `--help`'s choices.
 std::vector<std::string> upscalerFiles(const std::vector<std::string>& folders);
 
+// Where textual-inversion embeddings are looked for (text::EmbeddingLibrary::scan): `folders` (--embeddings-dir,
+// Preferences), then DD_EMBEDDINGS_PATH, then beside each LoRA folder (its own and DD_LORA_PATH's): a sibling
+// "embeddings" folder, and for A1111's layout (<webui>/models/Lora) <webui>/embeddings. Only folders that exist.
+std::vector<std::string> embeddingFolders(const std::vector<std::string>& folders, const std::vector<std::string>& loraFolders);
+
 } // namespace dd::pipeline

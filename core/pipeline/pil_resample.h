@@ -5,6 +5,8 @@
 // their pictures needs its exact arithmetic, not another library's filter of the same name.
 #include "core/api/image.h"
 
+#include <cstdint>
+
 namespace dd::pipeline {
 
 enum class PilFilter { Nearest, Bicubic, Lanczos };
@@ -18,5 +20,13 @@ struct PilBox {
 // `src` resized to width × height from `box` (the whole image when omitted).
 api::Image pilResize(const api::Image& src, int width, int height, PilFilter filter);
 api::Image pilResize(const api::Image& src, int width, int height, PilFilter filter, const PilBox& box);
+
+// Pillow's rounding division by 255 (libImaging's DIV255), used wherever it blends 8-bit values by an alpha.
+inline uint32_t pilDiv255(uint32_t x) {
+    x += 128;
+    return (x + (x >> 8)) >> 8;
+}
+// Its alpha composite's SHIFTFORDIV255: the same division without the rounding term (the caller adds it).
+inline uint32_t pilShiftDiv255(uint32_t x) { return ((x >> 8) + x) >> 8; }
 
 } // namespace dd::pipeline

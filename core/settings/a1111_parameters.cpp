@@ -307,6 +307,19 @@ Written writtenLoraHashes(const Settings& s) {
     return hashes;
 }
 
+// sd_hijack.py: "TI hashes" lists name: short hash of every embedding the prompts used, ':' and ',' taken out.
+Written writtenEmbeddingHashes(const Settings& s) {
+    std::string hashes;
+    for (const auto& e : s.embeddings) {
+        if (e.hash.empty()) continue;
+        std::string name = e.name;
+        std::erase_if(name, [](char c) { return c == ':' || c == ','; });
+        hashes += (hashes.empty() ? "" : ", ") + name + ": " + e.hash;
+    }
+    if (hashes.empty()) return std::nullopt;
+    return hashes;
+}
+
 Written writtenModel(const Settings& s, const A1111WriteOptions& o) {
     std::string model = o.modelName.empty() ? defaultModelName(s.model) : o.modelName;
     if (model.empty()) return std::nullopt;
@@ -481,6 +494,22 @@ bool readModelHash(std::string_view v, Reading& r) {
     return true;
 }
 
+// "name: hash" pairs; A1111 appends a hires pass's list to the first one's, so a name may come twice.
+bool readEmbeddingHashes(std::string_view v, Reading& r) {
+    auto& list = r.info.settings.embeddings;
+    for (std::string_view rest = v; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        const size_t colon = item.rfind(':');
+        if (colon == std::string_view::npos) return false;
+        api::EmbeddingSetting e{std::string(detail::trim(item.substr(0, colon))), std::string(detail::trim(item.substr(colon + 1)))};
+        if (e.name.empty()) return false;
+        if (std::none_of(list.begin(), list.end(), [&](const auto& x) { return x.name == e.name; })) list.push_back(std::move(e));
+    }
+    return !list.empty();
+}
+
 bool readModel(std::string_view v, Reading& r) {
     r.info.modelName = safeModelName(detail::trim(v));
     return !r.info.modelName.empty();
@@ -649,6 +678,7 @@ const Key kKeys[] = {
     {"Timestep spacing", [](S s, O) -> Written { return s.timestepSpacing.empty() ? Written() : s.timestepSpacing; },
      readChoice<&Settings::timestepSpacing, api::isTimestepSpacing>, "timestep_spacing", true},
     {"Lora hashes", [](S s, O) { return writtenLoraHashes(s); }, readLoraHashes},
+    {"TI hashes", [](S s, O) { return writtenEmbeddingHashes(s); }, readEmbeddingHashes, "embeddings"},
     {"Refiner", [](S s, O) { return writtenRefiner(s); }, readRefiner, "refiner"},
     {"Refiner switch at", [](S s, O) -> Written { return s.refiner.enabled() ? formatNumber(s.refiner.switchAt) : Written(); },
      readRefinerSwitch},

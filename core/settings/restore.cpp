@@ -28,6 +28,7 @@ GenerationInfo fromSettingsJson(const json& j, std::string_view name) {
     const json known = [] {  // every key to_json can write: the optional parts are written only when used
         api::GenerationSettings all;
         all.loras.emplace_back();
+        all.embeddings.emplace_back();
         all.loraMode = "side";
         all.refiner.model = all.initImageHash = all.inpaint.mask = "x";
         all.controlnets.emplace_back();
@@ -136,6 +137,7 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
     // LoRAs by file name only: they are looked up in the LoRA folders (docs/lora.md); a name that is nothing else
     // ("..", a drive) is dropped.
     std::erase_if(r.settings.loras, [](api::LoraSetting& l) { return (l.name = safeModelName(l.name)).empty(); });
+    std::erase_if(r.settings.embeddings, [](api::EmbeddingSetting& e) { return (e.name = safeModelName(e.name)).empty(); });
     // The refiner likewise: a name (and hash) to look up in the model folders.
     if (r.settings.refiner.enabled()) r.settings.refiner.model = safeModelName(r.settings.refiner.model);
     // ControlNets likewise: the model and the control image by file name (docs/controlnet.md).

@@ -16,13 +16,14 @@ void requireSkip(int clipSkip) {
 // SDXL branch of encode_prompt: hidden_states[-(k+2)], no final LN; pooled = output[0] of the encoder
 // whose first output is 2-D, i.e. text_embeds of the projection model.
 TextConditioning sdxlSide(nn::ClipTextModel& encoder1, nn::ClipTextModel& encoder2, const torch::Tensor& ids1,
-                          const torch::Tensor& ids2, int layerFromEnd) {
-    auto out2 = encoder2->forward(ids2);
+                          const torch::Tensor& ids2, int layerFromEnd, const nn::InjectedVectors& inject1,
+                          const nn::InjectedVectors& inject2) {
+    auto out2 = encoder2->forward(ids2, inject2);
     if (!out2.textEmbeds.defined())
         throw std::invalid_argument("SDXL text_encoder_2 must be a CLIPTextModelWithProjection (projection_dim > 0)");
     torch::Tensor embeds = out2.hiddenState(layerFromEnd);
     if (encoder1) {
-        auto out1 = encoder1->forward(ids1);
+        auto out1 = encoder1->forward(ids1, inject1);
         embeds = torch::cat({out1.hiddenState(layerFromEnd).to(embeds.device(), embeds.scalar_type()), embeds}, -1);
     }
     return {embeds, out2.textEmbeds};
@@ -37,10 +38,10 @@ TextConditioning CfgConditioning::batched() const {
     return b;
 }
 
-TextConditioning encodeSd(nn::ClipTextModel encoder, const torch::Tensor& ids, int clipSkip) {
+TextConditioning encodeSd(nn::ClipTextModel encoder, const torch::Tensor& ids, int clipSkip, const nn::InjectedVectors& inject) {
     requireSkip(clipSkip);
     torch::NoGradGuard noGrad;
-    auto out = encoder->forward(ids);
+    auto out = encoder->forward(ids, inject);
     if (clipSkip == 0) return {out.lastHiddenState, {}};
     return {encoder->finalLayerNorm(out.hiddenState(clipSkip + 1)), {}};
 }
@@ -54,10 +55,11 @@ CfgConditioning encodeSdCfg(nn::ClipTextModel encoder, const torch::Tensor& posi
 }
 
 TextConditioning encodeSdxl(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& ids1,
-                            const torch::Tensor& ids2, int clipSkip) {
+                            const torch::Tensor& ids2, int clipSkip, const nn::InjectedVectors& inject1,
+                            const nn::InjectedVectors& inject2) {
     requireSkip(clipSkip);
     torch::NoGradGuard noGrad;
-    return sdxlSide(encoder1, encoder2, ids1, ids2, clipSkip + 2);
+    return sdxlSide(encoder1, encoder2, ids1, ids2, clipSkip + 2, inject1, inject2);
 }
 
 CfgConditioning encodeSdxlCfg(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& positiveIds1,

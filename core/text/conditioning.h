@@ -38,12 +38,17 @@ struct TextConditioning {
 struct CfgConditioning {
     TextConditioning negative;
     TextConditioning positive;
+    // A1111 syntax: the textual-inversion embeddings the prompts used, and the named ones made for another model
+    // (read as words), by name.
+    std::vector<std::string> embeddings, unfitEmbeddings;
     // Rows [negative; positive], the order diffusers feeds the UNet under classifier-free guidance.
     TextConditioning batched() const;
 };
 
 // SD 1.x / 2.x, one side (StableDiffusionPipeline.encode_prompt, the prompt branch). ids: [B, T].
-TextConditioning encodeSd(nn::ClipTextModel encoder, const torch::Tensor& ids, int clipSkip = 0);
+// `inject`: textual-inversion vectors (nn::TokenVectors).
+TextConditioning encodeSd(nn::ClipTextModel encoder, const torch::Tensor& ids, int clipSkip = 0,
+                          const nn::InjectedVectors& inject = {});
 
 // SD 1.x / 2.x with CFG: negativeIds are the tokens of the negative prompt, or of "" when there is none
 // (diffusers encodes "" for SD; there is no zeroing). clipSkip is ignored for the negative side (diffusers).
@@ -55,7 +60,8 @@ CfgConditioning encodeSdCfg(nn::ClipTextModel encoder, const torch::Tensor& posi
 // ids1 is then ignored. ids1 comes from `tokenizer` (pads 49407), ids2 from `tokenizer_2` (pads 0).
 // The result is in encoder2's dtype and on its device.
 TextConditioning encodeSdxl(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& ids1,
-                            const torch::Tensor& ids2, int clipSkip = 0);
+                            const torch::Tensor& ids2, int clipSkip = 0, const nn::InjectedVectors& inject1 = {},
+                            const nn::InjectedVectors& inject2 = {});
 
 // SDXL with CFG. zeroNegative: diffusers' `negative_prompt is None and force_zeros_for_empty_prompt`
 // (model_index.json, true for SDXL base): the negative embeds and pooled are all zeros and the negative ids

@@ -38,7 +38,10 @@ CfgConditioning encodeReference(const TextModel& m, std::string_view prompt, con
 // One encoder's tokenizer as A1111 uses it. OpenCLIP: open_clip's tokenizer ("!" is text), pad 0 after EOS.
 class ChunkTokenizer {
 public:
-    ChunkTokenizer(const ClipTokenizer& tok, const PromptEncodeOptions& o) : m_tok(&tok) {
+    // `embeddings` with the widths of the model's encoders (width2 = 0 without a second one).
+    ChunkTokenizer(const ClipTokenizer& tok, const PromptEncodeOptions& o, const EmbeddingLibrary* embeddings,
+                   int64_t width1, int64_t width2)
+        : m_tok(&tok) {
         m_options.emphasis = o.parseEmphasis;
         m_options.commaBacktrack = o.commaBacktrack;
         if (tok.padId() != tok.eosId()) {
@@ -46,17 +49,27 @@ public:
             m_tok = &*m_openClip;
             m_options.padId = tok.padId();
         }
+        if (embeddings && !embeddings->files.empty()) {
+            m_vocabulary.emplace(*m_tok, *embeddings, width1, width2);
+            m_options.embeddings = &*m_vocabulary;
+        }
     }
     ChunkTokenizer(const ChunkTokenizer&) = delete;
     ChunkTokenizer& operator=(const ChunkTokenizer&) = delete;
 
-    std::vector<PromptChunk> chunks(std::string_view text) const { return tokenizePrompt(*m_tok, text, m_options).chunks; }
+    TokenizedPrompt tokenize(std::string_view text) const { return tokenizePrompt(*m_tok, text, m_options); }
 
 private:
     std::optional<ClipTokenizer> m_openClip;
     const ClipTokenizer* m_tok;
+    std::optional<EmbeddingVocabulary> m_vocabulary;
     PromptOptions m_options;
 };
+
+void addNames(std::vector<std::string>& to, const std::vector<std::string>& names) {
+    for (const auto& n : names)
+        if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
+}
 
 torch::Tensor chunkIds(const PromptChunk& chunk, torch::Device device) {
     return torch::tensor(std::vector<int64_t>(chunk.ids.begin(), chunk.ids.end()), torch::kLong).unsqueeze(0).to(device);
@@ -65,14 +78,22 @@ torch::Tensor chunkIds(const PromptChunk& chunk, torch::Device device) {
 class A1111Encoder {
 public:
     A1111Encoder(const TextModel& m, const PromptEncodeOptions& o) : m_model(m), m_options(o) {
-        if (m.encoder1) m_tok1.emplace(m.tokenizer1 ? *m.tokenizer1 : *m.tokenizer2, o);
-        if (m.encoder2) m_tok2.emplace(*m.tokenizer2, o);
+        const EmbeddingLibrary* lib = m.embeddings ? &m.embeddings->library() : nullptr;
+        const int64_t w1 = m.encoder1 ? m.encoder1->config().hiddenSize : 0, w2 = m.encoder2 ? m.encoder2->config().hiddenSize : 0;
+        if (m.encoder1) m_tok1.emplace(m.tokenizer1 ? *m.tokenizer1 : *m.tokenizer2, o, lib, w1, w2);
+        if (m.encoder2) m_tok2.emplace(*m.tokenizer2, o, lib, w1, w2);
     }
 
     // [1, 77·k, C]; SDXL pooled [1, P] from the first chunk.
     TextConditioning encode(std::string_view text) {
-        const auto c1 = m_tok1 ? m_tok1->chunks(text) : std::vector<PromptChunk>{};
-        const auto c2 = m_tok2 ? m_tok2->chunks(text) : std::vector<PromptChunk>{};
+        const auto t1 = m_tok1 ? m_tok1->tokenize(text) : TokenizedPrompt{};
+        const auto t2 = m_tok2 ? m_tok2->tokenize(text) : TokenizedPrompt{};
+        const auto& c1 = t1.chunks;
+        const auto& c2 = t2.chunks;
+        for (const auto* t : {&t1, &t2}) {
+            addNames(m_used, t->embeddingsUsed);
+            addNames(m_unfit, t->embeddingsUnfit);
+        }
         if (m_tok1 && m_tok2 && c1.size() != c2.size())
             throw std::runtime_error("the two SDXL tokenizers split the prompt into " + std::to_string(c1.size()) + " and " +
                                      std::to_string(c2.size()) + " chunks; they must share one vocabulary");
@@ -86,6 +107,9 @@ public:
         return {torch::cat(zs, 1), pooled};
     }
 
+    const std::vector<std::string>& embeddingsUsed() const { return m_used; }
+    const std::vector<std::string>& embeddingsUnfit() const { return m_unfit; }
+
     // pad_cond: the shorter side gets whole empty-prompt chunks appended.
     void padToSameLength(TextConditioning& a, TextConditioning& b) {
         const int64_t diff = a.embeds.size(1) - b.embeds.size(1);
@@ -97,19 +121,27 @@ public:
     }
 
 private:
+    // The chunk's embedding vectors for the encoder on `side` (EmbeddingVectors::rows).
+    nn::InjectedVectors injected(const PromptChunk& chunk, int side) const {
+        nn::InjectedVectors out;
+        for (const auto& span : chunk.embeddings) out.push_back({span.position, m_model.embeddings->rows(span.file, side)});
+        return out;
+    }
+
     TextConditioning encodeChunk(const PromptChunk* chunk1, const PromptChunk* chunk2) {
         torch::NoGradGuard noGrad;
         const int skip = m_options.clipSkip;
         if (!m_model.isXl()) {
-            const auto z = encodeSd(m_model.encoder1, chunkIds(*chunk1, m_model.encoder1->device()), skip).embeds;
+            const auto z = encodeSd(m_model.encoder1, chunkIds(*chunk1, m_model.encoder1->device()), skip, injected(*chunk1, 0)).embeds;
             return {applyEmphasis(z, chunk1->weights, m_options.emphasis), {}};
         }
-        auto side2 = encodeSdxl(nn::ClipTextModel(nullptr), m_model.encoder2, {}, chunkIds(*chunk2, m_model.encoder2->device()), skip);
+        auto side2 = encodeSdxl(nn::ClipTextModel(nullptr), m_model.encoder2, {}, chunkIds(*chunk2, m_model.encoder2->device()), skip,
+                                {}, injected(*chunk2, 1));
         auto z = applyEmphasis(side2.embeds, chunk2->weights, m_options.emphasis);
         if (chunk1) {
             // The SDXL layer of conditioning.h: hidden_states[-(k+2)], no final LayerNorm.
             nn::ClipTextModel encoder1 = m_model.encoder1;
-            const auto h1 = encoder1->forward(chunkIds(*chunk1, encoder1->device())).hiddenState(skip + 2);
+            const auto h1 = encoder1->forward(chunkIds(*chunk1, encoder1->device()), injected(*chunk1, 0)).hiddenState(skip + 2);
             z = torch::cat({applyEmphasis(h1, chunk1->weights, m_options.emphasis).to(z.device(), z.scalar_type()), z}, -1);
         }
         return {z, side2.pooled};
@@ -119,6 +151,7 @@ private:
     PromptEncodeOptions m_options;
     std::optional<ChunkTokenizer> m_tok1, m_tok2;
     torch::Tensor m_empty;
+    std::vector<std::string> m_used, m_unfit;
 };
 
 void checkModel(const TextModel& m) {
@@ -147,14 +180,15 @@ CfgConditioning encodePrompts(const TextModel& model, std::string_view prompt, c
     A1111Encoder encoder(model, options);
     CfgConditioning c;
     c.positive = encoder.encode(prompt);
-    if (!negative) return c;
-    if (negative->empty() && model.isXl() && model.forceZerosForEmptyPrompt) {
+    if (negative && negative->empty() && model.isXl() && model.forceZerosForEmptyPrompt) {
         const auto chunk = c.positive.embeds.slice(1, 0, ClipTokenizer::kMaxLength);
         c.negative = {torch::zeros_like(chunk), torch::zeros_like(c.positive.pooled)};
-    } else {
+    } else if (negative) {
         c.negative = encoder.encode(*negative);
     }
-    encoder.padToSameLength(c.positive, c.negative);
+    if (negative) encoder.padToSameLength(c.positive, c.negative);
+    c.embeddings = encoder.embeddingsUsed();
+    c.unfitEmbeddings = encoder.embeddingsUnfit();
     return c;
 }
 

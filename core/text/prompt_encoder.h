@@ -21,9 +21,13 @@
 //  * Clip skip applies to both sides (A1111 has one global setting); the reference syntax keeps diffusers'
 //    positive-only quirk. A1111 ignores clip skip for SD2 and SDXL; here it is applied as conditioning.h says.
 //  * SDXL empty negative with forceZerosForEmptyPrompt: zeros (one chunk's worth), then padded as above.
+//  * Textual inversion (embedding_library.h): a name in the prompt takes its vectors' positions in the chunk;
+//    their token embeddings are replaced by the vectors (SDXL: clip_l's in CLIP-L, clip_g's in bigG), and the
+//    emphasis weights them like words. The reference syntax (diffusers' encode_prompt) has none.
 //
 // Runs under torch::NoGradGuard on the encoders' device; call from the engine thread.
 #include "core/text/conditioning.h"
+#include "core/text/embedding_vectors.h"
 #include "core/text/emphasis.h"
 #include "core/text/prompt_parser.h"
 #include "core/text/text_input.h"
@@ -40,6 +44,7 @@ struct TextModel {
     const ClipTokenizer* tokenizer1 = nullptr;  // for encoder1
     const ClipTokenizer* tokenizer2 = nullptr;  // for encoder2
     bool forceZerosForEmptyPrompt = false;      // SDXL model_index.json
+    EmbeddingVectors* embeddings = nullptr;     // textual inversions a prompt may name (A1111 syntax)
 
     bool isXl() const { return static_cast<bool>(encoder2); }
 };

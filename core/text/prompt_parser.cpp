@@ -185,32 +185,71 @@ public:
             while (chunk.ids[first] != m_tok.eosId()) ++first;
             std::fill(chunk.ids.begin() + static_cast<long>(first) + 1, chunk.ids.end(), m_padId);
         }
+        for (auto span : m_spans) {
+            span.position += 1;  // after BOS
+            chunk.embeddings.push_back(span);
+        }
         m_result.chunks.push_back(std::move(chunk));
         m_ids.clear();
         m_weights.clear();
+        m_spans.clear();
         m_lastComma = -1;
     }
 
-    void add(const std::vector<int>& tokens, double weight, int commaId, int backtrack) {
-        for (int token : tokens) {
-            const int size = static_cast<int>(m_ids.size());
-            if (token == commaId) {
-                m_lastComma = size;
-            } else if (backtrack != 0 && size == PromptChunk::kContentLength && m_lastComma != -1 &&
-                       size - m_lastComma <= backtrack) {
-                const auto at = static_cast<long>(m_lastComma) + 1;
-                std::vector<int> ids(m_ids.begin() + at, m_ids.end());
-                std::vector<double> weights(m_weights.begin() + at, m_weights.end());
-                m_ids.resize(static_cast<size_t>(at));
-                m_weights.resize(static_cast<size_t>(at));
-                close(false);
-                m_ids = std::move(ids);
-                m_weights = std::move(weights);
+    // tokenize_line: the comma and full-chunk rules run before each position, an embedding's first one too.
+    void add(const std::vector<int>& tokens, double weight, int commaId, int backtrack, const EmbeddingVocabulary* vocab) {
+        for (size_t pos = 0; pos < tokens.size();) {
+            makeRoom(tokens[pos], commaId, backtrack);
+            if (const auto match = vocab ? vocab->at(tokens, pos) : std::nullopt) {
+                addEmbedding(*match, vocab->library(), weight);
+                pos += match->length;
+                continue;
             }
-            if (static_cast<int>(m_ids.size()) == PromptChunk::kContentLength) close(false);
-            m_ids.push_back(token);
+            if (const auto unfit = vocab ? vocab->unfitAt(tokens, pos) : std::nullopt)
+                noteName(m_result.embeddingsUnfit, vocab->library().files[unfit->file].name);
+            m_ids.push_back(tokens[pos++]);
             m_weights.push_back(weight);
         }
+    }
+
+    void makeRoom(int token, int commaId, int backtrack) {
+        const int size = static_cast<int>(m_ids.size());
+        if (token == commaId) {
+            m_lastComma = size;
+        } else if (backtrack != 0 && size == PromptChunk::kContentLength && m_lastComma != -1 &&
+                   size - m_lastComma <= backtrack) {
+            const auto at = static_cast<long>(m_lastComma) + 1;
+            std::vector<int> ids(m_ids.begin() + at, m_ids.end());
+            std::vector<double> weights(m_weights.begin() + at, m_weights.end());
+            m_ids.resize(static_cast<size_t>(at));
+            m_weights.resize(static_cast<size_t>(at));
+            std::vector<EmbeddingSpan> moved;
+            std::erase_if(m_spans, [&](EmbeddingSpan sp) {
+                if (sp.position < at) return false;
+                sp.position -= int(at);
+                moved.push_back(sp);
+                return true;
+            });
+            close(false);
+            m_ids = std::move(ids);
+            m_weights = std::move(weights);
+            m_spans = std::move(moved);
+        }
+        if (static_cast<int>(m_ids.size()) == PromptChunk::kContentLength) close(false);
+    }
+
+    // tokenize_line's embedding branch: no comma back-tracking; the vectors stay together in one chunk.
+    void addEmbedding(const EmbeddingVocabulary::Match& match, const EmbeddingLibrary& library, double weight) {
+        const auto& file = library.files[match.file];
+        if (static_cast<int>(m_ids.size()) + file.vectors > PromptChunk::kContentLength) close(false);
+        m_spans.push_back({static_cast<int>(m_ids.size()), match.file, file.vectors});
+        m_ids.insert(m_ids.end(), size_t(file.vectors), 0);
+        m_weights.insert(m_weights.end(), size_t(file.vectors), weight);
+        noteName(m_result.embeddingsUsed, file.name);
+    }
+
+    static void noteName(std::vector<std::string>& names, const std::string& name) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
 
     TokenizedPrompt finish() {
@@ -223,6 +262,7 @@ private:
     int m_padId;
     std::vector<int> m_ids;
     std::vector<double> m_weights;
+    std::vector<EmbeddingSpan> m_spans;  // positions in m_ids
     int m_lastComma = -1;
     TokenizedPrompt m_result;
 };
@@ -251,7 +291,7 @@ TokenizedPrompt tokenizePrompt(const ClipTokenizer& tokenizer, std::string_view 
             builder.close(false);
             continue;
         }
-        builder.add(tokenizer.encode(part.text), part.weight, commaId, options.commaBacktrack);
+        builder.add(tokenizer.encode(part.text), part.weight, commaId, options.commaBacktrack, options.embeddings);
     }
     return builder.finish();
 }

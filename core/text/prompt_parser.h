@@ -10,6 +10,7 @@
 // padId 0. Reference mode uses the tokenizer's own padding, as diffusers does.
 //   for (const auto& c : prompt.chunks) show(c.contentTokens, "/75");
 #include "core/text/clip_tokenizer.h"
+#include "core/text/embedding_library.h"
 
 #include <optional>
 #include <stdexcept>
@@ -46,19 +47,25 @@ struct PromptOptions {
     bool emphasis = true;    // false = A1111 emphasis "None": brackets and BREAK are plain text
     int commaBacktrack = 20; // A1111 comma_padding_backtrack; 0 disables
     std::optional<int> padId;  // A1111 mode; default: the tokenizer's padId()
+    // A1111 mode: embeddings named in the prompt take their vectors' positions (id 0 there; the encoder puts the
+    // vectors in). One that does not fit in what is left of a chunk starts the next one.
+    const EmbeddingVocabulary* embeddings = nullptr;
 };
 
 struct PromptChunk {
     static constexpr int kContentLength = 75;
     std::vector<int> ids;        // 77: BOS, content, EOS-filled, EOS; after the first EOS padId
     std::vector<float> weights;  // 77: 1 on BOS/EOS/padding
-    int contentTokens = 0;       // prompt tokens in this chunk (the GUI's "n/75")
+    int contentTokens = 0;       // prompt tokens in this chunk (the GUI's "n/75"), an embedding's vectors included
+    std::vector<EmbeddingSpan> embeddings;  // where textual-inversion vectors replace the token embeddings
 };
 
 struct TokenizedPrompt {
     std::vector<PromptChunk> chunks;  // at least one
     int tokenCount = 0;     // A1111's count: 75 per chunk closed early + the last chunk's tokens; Reference: all tokens
     int droppedTokens = 0;  // Reference mode: tokens past 75 that diffusers cuts
+    std::vector<std::string> embeddingsUsed;   // names, in order of first use
+    std::vector<std::string> embeddingsUnfit;  // names of embeddings for another model, read as words
 };
 
 TokenizedPrompt tokenizePrompt(const ClipTokenizer& tokenizer, std::string_view prompt, const PromptOptions& options = {});

@@ -113,6 +113,11 @@ def writer_cases():
          "Seed resize from": "640x448"})
     add({"seed": 7, "variation": {"seed": 9, "strength": 0.0, "resize_from_width": 512, "resize_from_height": 768}},
         {"Sampler": "Euler a", "Schedule type": "Automatic", "Seed resize from": "512x768"})
+    # Textual inversion: sd_hijack.py puts "TI hashes" among the extra parameters, names with ':' and ',' taken out.
+    add({"prompt": "a cat, easynegative", "embeddings": [{"name": "easy:neg,x", "hash": "c74b4e810b03"},
+                                                         {"name": "bad_hands", "hash": "0123456789ab"}]},
+        {"Sampler": "Euler a", "Schedule type": "Automatic"},
+        extra=[("TI hashes", "easynegx: c74b4e810b03, bad_hands: 0123456789ab")], options={"extra_is_ours": True})
     return cases
 
 
@@ -129,6 +134,8 @@ def parser_cases():
         "  \n\nfirst\n  second  \n\nNegative prompt: n1\n\nn2\nSteps: 1, Seed: 2, Size: 8x8x8",
         "a fox\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 5, Size: 512x512, Variation seed: 77, "
         "Variation seed strength: 0.3, Seed resize from: 640x448, Version: v1.10.1",
+        "a cat, easynegative\nNegative prompt: negativeXL_D\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 5, Size: 512x512, "
+        "TI hashes: \"easynegative: c74b4e810b03, negativeXL_D: fff5d51ab655\", Version: v1.7.0",
     ]
     rng = random.Random(1234)
     keys = ["Steps", "Seed", "Size", "Model", "Hires upscale", "ADetailer model", "Lora hashes", "x", "A-b/c d", "ü key"]

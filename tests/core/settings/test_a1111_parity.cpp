@@ -34,7 +34,9 @@ private slots:
             opts.modelName = o.value("model_name", "");
             opts.modelHash = o.value("model_hash", "");
             opts.version = o.value("version", "");
-            for (const auto& e : o["extra"]) opts.extra.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+            // "extra_is_ours": the extra parameters are what the settings write (TI hashes), not options.extra.
+            if (!o.value("extra_is_ours", false))
+                for (const auto& e : o["extra"]) opts.extra.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
             QCOMPARE(writeA1111Parameters(s, opts), c["text"].get<std::string>());
         }
     }
@@ -45,7 +47,7 @@ private slots:
                                              "Model hash", "Model", "Denoising strength", "Clip skip", "Batch size",
                                              "CFG Rescale", "RNG", "Version", "Lora hashes", "Hires upscale", "Hires resize",
                                              "Hires steps", "Hires upscaler", "Mask blur", "Mask mode", "Masked content",
-                                             "Variation seed", "Variation seed strength", "Seed resize from"};
+                                             "Variation seed", "Variation seed strength", "Seed resize from", "TI hashes"};
         for (const auto& c : m_cases["parser"]) {
             const std::string text = c["text"];
             const auto info = parseA1111Parameters(text);
@@ -78,6 +80,12 @@ private slots:
                 for (const auto& l : info.settings.loras) joined += (joined.empty() ? "" : ", ") + l.name + ": " + l.hash;
                 auto bare = [](std::string v) { std::erase(v, ' '); return v; };  // spacing is free in the text
                 QVERIFY2(bare(joined) == bare(want["Lora hashes"]), at + " Lora hashes read as: " + joined.c_str());
+            }
+            // Consumed into settings.embeddings: the same pairs, in order.
+            if (want.count("TI hashes")) {
+                std::string joined;
+                for (const auto& e : info.settings.embeddings) joined += (joined.empty() ? "" : ", ") + e.name + ": " + e.hash;
+                QVERIFY2(joined == want["TI hashes"], at + " TI hashes read as: " + joined.c_str());
             }
             for (const auto& [k, v] : want) {
                 const bool split = k.size() > 2 && (k.ends_with("-1") || k.ends_with("-2"));
