@@ -293,7 +293,8 @@ void PromptPanel::updateEmbeddingsMenu() {
                                      : tr("No textual-inversion embeddings: set their folder in Preferences"));
     for (const auto& f : m_embeddings.files) {
         QAction* a = menu->addAction(QString::fromStdString(f.name));
-        a->setToolTip(tr("%1 · %n vector(s)", "", f.vectors).arg(QString::fromStdString(f.kind())));
+        const QString kind = QString::fromStdString(f.kind());
+        a->setToolTip(f.vectors == 1 ? tr("%1 · 1 vector").arg(kind) : tr("%1 · %2 vectors").arg(kind).arg(f.vectors));
         connect(a, &QAction::triggered, this, [this, name = QString::fromStdString(f.name)] {
             QPlainTextEdit* box = m_lastPromptBox;
             const QString text = box->toPlainText().trimmed();

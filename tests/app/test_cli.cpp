@@ -266,6 +266,25 @@ private slots:
         QVERIFY2(file.code != 0 && file.err.contains("--out names a folder"), qPrintable(file.err));
     }
 
+    // A negative embedding from --embeddings-dir: hashed in the sidecar and the infotext; --from without the folder
+    // says the embedding is missing.
+    void embeddingsFromTheirFolder() {
+        QTemporaryDir dir;
+        const QString embeddings = DD_FIXTURES_DIR "/textual_inversion/embeddings";
+        const QString out = dir.filePath("ti.png");
+        const Run r = cli({"generate", "--model", "demo:tiny-sd1", "--prompt", "a red boat", "--negative", "tinyneg, blurry",
+                           "--steps", "2", "--size", "32x32", "--no-library", "--embeddings-dir", embeddings, "--out", out});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const std::string text = dd::imaging::readPngText(out.toStdString()).at("parameters");
+        QVERIFY2(text.find("TI hashes: \"tinyneg: ") != std::string::npos, text.c_str());
+        QFile sidecar(dir.filePath("ti.json"));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        QVERIFY(sidecar.readAll().contains("\"embeddings\""));
+        const Run again = cli({"generate", "--from", out, "--model", "demo:tiny-sd1", "--no-library", "--out", dir.filePath("again.png")});
+        QVERIFY2(again.code == 0 && again.err.contains("'tinyneg'") && again.err.contains("not in the embeddings folders"),
+                 qPrintable(again.err));
+    }
+
     // A hires fix through an upscaler network: named in the infotext, hashed in the sidecar, and --from (with the
     // network found by name again) makes the same picture, pixel for pixel.
     void hiresWithAnUpscalerNetworkRoundTrips() {

@@ -12,6 +12,8 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QApplication>
 #include <QFile>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -67,6 +69,34 @@ private slots:
         QCOMPARE(colour.value(14), editing);                   // ']'
         QVERIFY(!colour.contains(3));                          // "cat" is plain text
         QVERIFY(colour.value(20).isValid() && colour.value(20) != editing);  // [word]'s bracket: a weakening
+    }
+
+    // The embeddings folder's names: counted as their vectors, offered by the Embeddings menu (into the prompt box
+    // used last: the common negative-embedding workflow).
+    void embeddingsMenuAndCounter() {
+        PromptPanel p;
+        p.setEmbeddingFolders({DD_FIXTURES_DIR "/textual_inversion/embeddings"});
+        auto* button = p.findChild<QToolButton*>("embeddingsButton");
+        QCOMPARE(button->text(), QString("Embeddings (3)"));
+        auto* negative = p.findChild<QPlainTextEdit*>("negativePrompt");
+        negative->setPlainText("blurry");
+        negative->setFocus();
+        QApplication::setActiveWindow(&p);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowActive(&p));
+        negative->setFocus();
+        QTRY_VERIFY(negative->hasFocus());
+        QAction* tinyneg = nullptr;
+        for (QAction* a : button->menu()->actions())
+            if (a->text() == "tinyneg") tinyneg = a;
+        QVERIFY(tinyneg);
+        QVERIFY(tinyneg->toolTip().contains("3 vectors"));
+        tinyneg->trigger();
+        QCOMPARE(negative->toPlainText(), QString("blurry, tinyneg"));
+        // "blurry" (1) + "," (1) + tinyneg's 3 vectors; the refused pickle is listed, not offered.
+        QTRY_COMPARE(p.findChild<QLabel*>("negativeTokens")->text(), QString("5/75 · tinyneg"));
+        const auto actions = button->menu()->actions();
+        QVERIFY(std::any_of(actions.begin(), actions.end(), [](QAction* a) { return a->text().contains("pickle") && !a->isEnabled(); }));
     }
 
     void counterFollowsTyping() {
