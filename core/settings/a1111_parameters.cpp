@@ -197,6 +197,19 @@ void found(GenerationInfo& info, const char* field) {
     if (!info.has(field)) info.fields.emplace_back(field);
 }
 
+// The sampler of ours that works most like one we lack: same order and kind (ancestral, SDE, multistep).
+std::string nearestSampler(const std::string& name) {
+    static const std::pair<const char*, const char*> kNearest[] = {
+        {"DPM2 a", "Euler a"}, {"DPM++ 2S a", "Euler a"}, {"DDPM", "Euler a"}, {"Euler a", "Euler a"},
+        {"DPM2", "Heun"}, {"Heun", "Heun"}, {"DPM++ SDE", "DPM++ 2M SDE"}, {"DPM++ 3M SDE", "DPM++ 2M SDE"},
+        {"SDE", "DPM++ 2M SDE"}, {"DPM++ 2M", "DPM++ 2M"}, {"DPM fast", "DPM++ 2M"}, {"DPM adaptive", "DPM++ 2M"},
+        {"DEIS", "DPM++ 2M"}, {"iPNDM", "PLMS"}, {"res_multistep", "DPM++ 2M"}, {"UniPC", "UniPC"}, {"LCM", "LCM"},
+        {"DDIM", "DDIM"}, {"Restart", "Euler"}, {"Euler", "Euler"}};
+    for (const auto& [prefix, ours] : kNearest)
+        if (name.rfind(prefix, 0) == 0) return ours;
+    return name.find("ancestral") != std::string::npos || name.ends_with(" a") ? "Euler a" : "Euler";
+}
+
 void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic) {
     auto [base, suffix] = splitSamplerSchedule(sampler);
     std::string label;
@@ -217,9 +230,12 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
     } else {
         info.settings.sampler = base;
         info.settings.scheduleType = label;
-        if (std::find(known.begin(), known.end(), base) == known.end())
-            info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has; choose another before generating");
-        else if (!label.empty())
+        if (std::find(known.begin(), known.end(), base) == known.end()) {
+            // A restore never fails for one field: the nearest sampler we have, said plainly.
+            info.settings.sampler = nearestSampler(base);
+            info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has: restored as '" + info.settings.sampler +
+                                    "', the nearest (the picture will differ)");
+        } else if (!label.empty())
             info.warnings.push_back("schedule type '" + label + "' with '" + base + "' is kept but may not be supported");
     }
     found(info, "sampler");

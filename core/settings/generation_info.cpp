@@ -131,6 +131,19 @@ void checkJsonDepth(std::string_view text, std::string_view what, int maxDepth) 
     }
 }
 
+nlohmann::json parseJsonObject(std::string_view text, const char* what) {
+    checkUntrustedText(what, text);
+    checkJsonDepth(text, what);
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw MetadataError(std::string(what) + ": not a JSON object");
+    return j;
+}
+
+std::string jsonString(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 } // namespace detail
 
 namespace {

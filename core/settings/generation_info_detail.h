@@ -2,7 +2,11 @@
 // Helpers shared by the metadata readers and writers (not part of the public API).
 #include "core/settings/generation_info.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +31,32 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
 // Throws MetadataError when JSON text nests deeper than maxDepth: nlohmann's dump and compare recurse per level,
 // and a 1 MB "[[[[..." would overflow the stack.
 void checkJsonDepth(std::string_view text, std::string_view what, int maxDepth = 64);
+
+// JSON metadata another tool wrote: an object, checked as untrusted text first. Throws MetadataError naming `what`.
+nlohmann::json parseJsonObject(std::string_view text, const char* what);
+
+// A finite number under `key` that fits T (whole for integral T); false leaves `out` as it was.
+template <typename T>
+bool jsonNumber(const nlohmann::json& j, const char* key, T& out) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return false;
+    const double v = it->template get<double>();
+    if (!std::isfinite(v)) return false;
+    if constexpr (std::is_integral_v<T>) {
+        if (v != std::floor(v) || v < double(std::numeric_limits<T>::min()) || v >= double(std::numeric_limits<T>::max()))
+            return false;
+    }
+    out = static_cast<T>(v);
+    return true;
+}
+
+// The string under `key`, or "".
+std::string jsonString(const nlohmann::json& j, const char* key);
+
+// ComfyUI's sampler_name and scheduler (comfy/samplers.py) as A1111 labels; names we do not know are kept (setSampler
+// finds the nearest). Also Fooocus's, which are ComfyUI's.
+std::string comfySamplerLabel(std::string name);
+std::string comfyScheduleLabel(const std::string& name);
 
 // Records a field as found (for GenerationInfo::fields), once.
 void found(GenerationInfo& info, const char* field);

@@ -1,7 +1,5 @@
-// Best-effort readers for the JSON metadata of ComfyUI and InvokeAI.
-// Ref: ComfyUI nodes.py (KSampler, KSamplerAdvanced, CLIPTextEncode, CheckpointLoaderSimple, EmptyLatentImage,
-// CLIPSetLastLayer) and comfy/samplers.py (KSAMPLER_NAMES, SCHEDULER_NAMES); InvokeAI
-// invokeai/app/invocations/metadata.py (CoreMetadataInvocation) and backend/stable_diffusion/schedulers.
+// Best-effort readers for the JSON metadata of InvokeAI and Fooocus (ComfyUI's graph: comfyui_prompt.cpp).
+// Ref: InvokeAI invokeai/app/invocations/metadata.py (CoreMetadataInvocation) and backend/stable_diffusion/schedulers.
 #include "core/settings/generation_info.h"
 #include "core/settings/generation_info_detail.h"
 
@@ -17,166 +15,16 @@ namespace {
 
 using nlohmann::json;
 
-json parseObject(std::string_view text, const char* what) {
-    checkUntrustedText(what, text);
-    detail::checkJsonDepth(text, what);
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw MetadataError(std::string(what) + ": not a JSON object");
-    return j;
-}
+json parseObject(std::string_view text, const char* what) { return detail::parseJsonObject(text, what); }
 
 template <typename T>
 bool number(const json& j, const char* key, T& out) {
-    const auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return false;
-    const double v = it->get<double>();
-    if (!std::isfinite(v)) return false;
-    if constexpr (std::is_integral_v<T>) {
-        if (v != std::floor(v) || v < double(std::numeric_limits<T>::min()) || v >= double(std::numeric_limits<T>::max()))
-            return false;
-    }
-    out = static_cast<T>(v);
-    return true;
+    return detail::jsonNumber(j, key, out);
 }
 
-std::string str(const json& j, const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// --- ComfyUI -------------------------------------------------------------------------------------------
-
-// Sampler names in comfy/samplers.py -> the A1111 labels.
-std::string comfySampler(const std::string& s) {
-    static const std::map<std::string, std::string> m{
-        {"euler", "Euler"}, {"euler_ancestral", "Euler a"}, {"heun", "Heun"}, {"lms", "LMS"}, {"ddim", "DDIM"},
-        {"dpmpp_2m", "DPM++ 2M"}, {"dpmpp_2m_sde", "DPM++ 2M SDE"}, {"dpmpp_sde", "DPM++ SDE"}, {"uni_pc", "UniPC"},
-        {"uni_pc_bh2", "UniPC"}, {"lcm", "LCM"}, {"dpm_2", "DPM2"}, {"dpm_2_ancestral", "DPM2 a"},
-        {"dpmpp_2s_ancestral", "DPM++ 2S a"}, {"dpmpp_3m_sde", "DPM++ 3M SDE"}, {"dpmpp_2m_sde_gpu", "DPM++ 2M SDE"}};
-    const auto it = m.find(s);
-    return it != m.end() ? it->second : s;
-}
-
-std::string comfySchedule(const std::string& s) {
-    static const std::map<std::string, std::string> m{
-        {"normal", ""}, {"karras", "Karras"}, {"exponential", "Exponential"}, {"sgm_uniform", "SGM Uniform"},
-        {"simple", "Simple"}, {"ddim_uniform", "DDIM"}, {"beta", "Beta"}, {"kl_optimal", "KL Optimal"}};
-    const auto it = m.find(s);
-    return it != m.end() ? it->second : s;
-}
-
-class ComfyGraph {
-public:
-    explicit ComfyGraph(const json& g) : m_g(g) {}
-
-    // The node an input is linked to (["4", 0] or [4, 0]), or nullptr.
-    const json* linked(const json& node, const char* input) const {
-        const auto* in = inputs(node);
-        if (!in) return nullptr;
-        const auto it = in->find(input);
-        if (it == in->end() || !it->is_array() || it->empty()) return nullptr;
-        const json& id = (*it)[0];
-        const std::string key = id.is_string() ? id.get<std::string>() : id.is_number_integer() ? std::to_string(id.get<int64_t>()) : "";
-        const auto n = m_g.find(key);
-        return n != m_g.end() && n->is_object() ? &*n : nullptr;
-    }
-
-    static const json* inputs(const json& node) {
-        const auto it = node.find("inputs");
-        return it != node.end() && it->is_object() ? &*it : nullptr;
-    }
-
-    // Follows links from `input` until a node with a string in one of `fields`; depth-limited against cycles.
-    std::string findText(const json& node, const char* input, std::initializer_list<const char*> fields) const {
-        const json* cur = linked(node, input);
-        for (int depth = 0; cur && depth < 16; ++depth) {
-            const json* in = inputs(*cur);
-            if (!in) return {};
-            for (const char* f : fields) {
-                if (const auto s = str(*in, f); !s.empty() || (in->contains(f) && (*in)[f].is_string())) return s;
-                if (const json* next = linked(*cur, f)) {  // a text fed from a primitive / string node
-                    const json* nin = inputs(*next);
-                    for (const char* g : {"text", "string", "value", "text_g"})
-                        if (nin && nin->contains(g) && (*nin)[g].is_string()) return (*nin)[g].get<std::string>();
-                }
-            }
-            // Through conditioning nodes (ConditioningCombine, ControlNetApply...): their first linked input.
-            const json* next = nullptr;
-            for (const char* via : {"conditioning", "conditioning_1", "positive", "negative", "clip"})
-                if ((next = linked(*cur, via))) break;
-            cur = next;
-        }
-        return {};
-    }
-
-private:
-    const json& m_g;
-};
-
-std::string classOf(const json& node) { return node.is_object() ? str(node, "class_type") : std::string(); }
+std::string str(const json& j, const char* key) { return detail::jsonString(j, key); }
 
 } // namespace
-
-GenerationInfo readComfyUiPrompt(std::string_view text) {
-    const json g = parseObject(text, "ComfyUI prompt");
-    const ComfyGraph graph(g);
-    GenerationInfo info;
-    info.format = "comfyui";
-    std::vector<const json*> samplers;
-    for (const auto& [id, node] : g.items()) {
-        const auto cls = classOf(node);
-        if (cls == "KSampler" || cls == "KSamplerAdvanced" || cls == "SamplerCustom") samplers.push_back(&node);
-    }
-    if (samplers.empty()) {
-        info.warnings.push_back("no KSampler node in the ComfyUI graph; nothing to read");
-        return info;
-    }
-    if (samplers.size() > 1)
-        info.warnings.push_back(std::to_string(samplers.size()) + " sampler nodes (a hires or refiner pass?); read the first");
-    const json& ks = *samplers.front();
-    const json* in = ComfyGraph::inputs(ks);
-    if (!in) return info;
-    auto& s = info.settings;
-    using detail::found;
-    if (number(*in, "seed", s.seed) || number(*in, "noise_seed", s.seed)) found(info, "seed");
-    if (number(*in, "steps", s.steps)) found(info, "steps");
-    if (number(*in, "cfg", s.cfgScale)) found(info, "cfg_scale");
-    if (const auto name = str(*in, "sampler_name"); !name.empty())
-        detail::setSampler(info, comfySampler(name), comfySchedule(str(*in, "scheduler")), false);
-    if (double d = 1; number(*in, "denoise", d) && d < 1) s.strength = d, found(info, "strength");
-
-    for (const auto* f : {"text", "text_g"}) {
-        if (s.prompt.empty()) s.prompt = graph.findText(ks, "positive", {f});
-        if (s.negativePrompt.empty()) s.negativePrompt = graph.findText(ks, "negative", {f});
-    }
-    found(info, "prompt");
-    found(info, "negative_prompt");
-
-    if (const json* latent = graph.linked(ks, "latent_image")) {
-        const json* lin = ComfyGraph::inputs(*latent);
-        int w = 0, h = 0, b = 1;
-        if (lin && number(*lin, "width", w) && number(*lin, "height", h) && w > 0 && h > 0) {
-            s.width = w, s.height = h;
-            found(info, "width"), found(info, "height");
-            if (number(*lin, "batch_size", b) && b >= 1) s.batchSize = b, found(info, "batch_size");
-        }
-    }
-    std::set<std::string> seen;
-    for (const auto& [id, node] : g.items()) {
-        const json* nin = ComfyGraph::inputs(node);
-        if (!nin) continue;
-        if (const auto ckpt = str(*nin, "ckpt_name"); !ckpt.empty() && info.modelName.empty()) {
-            info.modelName = safeModelName(ckpt);
-            if (info.modelName.empty()) info.warnings.push_back("model name '" + ckpt.substr(0, 80) + "' is not a safe file name; ignored");
-        }
-        int layer = 0;
-        if (classOf(node) == "CLIPSetLastLayer" && number(*nin, "stop_at_clip_layer", layer) && layer <= -1 && layer >= -24)
-            s.clipSkip = -layer, found(info, "clip_skip");
-        if (const auto cls = classOf(node); cls.find("Lora") != std::string::npos && seen.insert(cls).second)
-            info.unknown.emplace_back(cls, str(*nin, "lora_name"));
-    }
-    return info;
-}
 
 // --- InvokeAI ------------------------------------------------------------------------------------------
 
@@ -282,7 +130,7 @@ GenerationInfo readFooocusMetadata(std::string_view text) {
         else info.warnings.push_back("Fooocus resolution '" + res.substr(0, 40) + "' is not WIDTHxHEIGHT; ignored");
     }
     if (const auto sampler = fooocusString(j, {"sampler", "Sampler"}); !sampler.empty())
-        detail::setSampler(info, comfySampler(sampler), comfySchedule(fooocusString(j, {"scheduler", "Scheduler"})), false);
+        detail::setSampler(info, detail::comfySamplerLabel(sampler), detail::comfyScheduleLabel(fooocusString(j, {"scheduler", "Scheduler"})), false);
     info.modelName = safeModelName(fooocusString(j, {"base_model", "Base Model"}));
     info.modelHash = fooocusString(j, {"base_model_hash"});
     if (!info.modelHash.empty() && (info.modelHash.size() > 64 || info.modelHash.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
