@@ -48,6 +48,7 @@ VerifyFile verifyFileFrom(const std::string& file, const std::string& image, con
         if (!r.sidecar->environment.torchVersion.empty()) recorded.environment = r.sidecar->environment;
     }
     out.notes = r.warnings;
+    out.read = r;
 
     // The model: as given, else the built-in one by name, else the recorded hash / name in the folders.
     if (modelFolders.empty()) modelFolders.push_back(folderOf(file));

@@ -8,6 +8,7 @@
 //   f.recorded.images[0].image = imaging::readImage(f.imagePath);
 //   compare::verify(engine, f.recorded, cancel, nullptr, imaging::readRunImages(f.recorded.settings));
 #include "core/compare/verify.h"
+#include "core/settings/generation_info.h"
 
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct VerifyFile {
     Recorded recorded;          // images: one entry (index, no pixels yet) when imagePath is set, else none
     std::string imagePath;      // the image compared with; "" for a settings file alone (run twice)
     std::vector<std::string> notes;  // what the reader did not use or had to guess, one line each
+    settings::GenerationInfo read;   // what the file's metadata said: its dialect, the fields it set, keys unused
 };
 
 // `file`: an image with metadata, a sidecar or a settings JSON. `image`: the image to compare with instead of

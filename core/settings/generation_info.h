@@ -55,9 +55,10 @@ bool isValidUtf8(std::string_view text, std::size_t* firstBad = nullptr);
 // "C:\\models\\a.ckpt" -> "a.ckpt"). Returns "" for anything still unsafe ("..", control characters, "C:x").
 std::string safeModelName(std::string_view raw);
 
-// ComfyUI API-format graph (PNG text "prompt"): KSampler / KSamplerAdvanced seed, steps, cfg, sampler,
-// scheduler, denoise; CLIPTextEncode texts found through the positive / negative links; the checkpoint loader's
-// ckpt_name; the latent's width / height. Throws MetadataError when the text is not a JSON object.
+// ComfyUI API-format graph (PNG text "prompt"), followed from the image's save node back to the sampler that made
+// it (comfyui_prompt.cpp): seed, steps, CFG, sampler and scheduler (KSampler, KSamplerAdvanced, SamplerCustom and
+// its parts), denoise, the prompts, the size, the checkpoint and LoRAs on the model chain, clip skip, and a second
+// pass after an upscale as the hires fix. Throws MetadataError when the text is not a JSON object.
 GenerationInfo readComfyUiPrompt(std::string_view json);
 
 // InvokeAI 3.x-5.x "invokeai_metadata" JSON. Throws MetadataError when the text is not a JSON object.

@@ -89,6 +89,38 @@ private slots:
                  qPrintable(r.out));
     }
 
+    // An image another tool made (A1111 text alone, an extension's key, a LoRA this machine lacks), and a ComfyUI
+    // graph: restored, rerun, and reported field by field.
+    void againstAnotherToolsImage() {
+        const auto made = imaging::readImage(m_dir.filePath("img.png").toStdString());
+        imaging::writePng(m_dir.filePath("a1111.png").toStdString(), made,
+                          {{"parameters", "a red bicycle <lora:faraway:0.6>\nSteps: 3, Sampler: Euler a, Schedule type: Automatic, "
+                                          "CFG scale: 7, Seed: 78, Size: 48x48, ADetailer model: face_yolov8n.pt, RNG: CPU, "
+                                          "Version: v1.10.1"}});
+        const Run r = cli({"verify", "--against", m_dir.filePath("a1111.png"), "--model", "demo:tiny-sd1"});
+        // The image was made without the LoRA (its tag is cut out of the prompt either way): the same pixels.
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("made with: AUTOMATIC1111 (v1.10.1)") && r.out.contains("matched:   prompt, negative prompt, steps") &&
+                     r.out.contains("LoRA 'faraway' is in none of the LoRA folders: the rerun is without it") &&
+                     r.out.contains("ADetailer model: face_yolov8n.pt") && r.out.contains("pixels:    identical"),
+                 qPrintable(r.out));
+
+        imaging::writePng(m_dir.filePath("comfy.png").toStdString(), made,
+                          {{"prompt", R"({"1": {"class_type": "KSampler", "inputs": {"seed": 78, "steps": 3, "cfg": 7,
+                              "sampler_name": "dpmpp_3m_sde_gpu", "scheduler": "normal", "denoise": 1, "positive": ["2", 0],
+                              "negative": ["3", 0], "latent_image": ["4", 0]}},
+                              "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a red bicycle"}},
+                              "3": {"class_type": "CLIPTextEncode", "inputs": {"text": ""}},
+                              "4": {"class_type": "EmptyLatentImage", "inputs": {"width": 48, "height": 48, "batch_size": 1}},
+                              "5": {"class_type": "VAEDecode", "inputs": {"samples": ["1", 0]}},
+                              "6": {"class_type": "SaveImage", "inputs": {"images": ["5", 0]}}})"}});
+        const Run c = cli({"verify", "--against", m_dir.filePath("comfy.png"), "--model", "demo:tiny-sd1"});
+        QVERIFY2(c.code == 3, qPrintable(c.out + c.err));
+        QVERIFY2(c.out.contains("made with: ComfyUI") &&
+                     c.out.contains("sampler 'DPM++ 3M SDE' is not one DiffusionDesk has: restored as 'DPM++ 2M SDE'"),
+                 qPrintable(c.out));
+    }
+
     void bareSettingsRunTwice() {
         nlohmann::json j = demo();
         j["batch_size"] = 1;
