@@ -225,6 +225,11 @@ OptionTable Generate::options() {
                [this](const std::string& v) {
                    readSize("--seed-resize-from", v, s.variation.resizeFromWidth, s.variation.resizeFromHeight, "512x512");
                })
+        .choice("--rng", {"CPU", "NV"}, "where the noise comes from: the CPU's generator, or the numbers NVIDIA cards draw "
+                                        "(A1111's NV; its GPU within 1e-6)",
+                text(s.rng))
+        .value("--ensd", "N", "A1111's Eta noise seed delta: ancestral samplers' later noise from seed + N (0: off)",
+               [this](const std::string& v) { s.ensd = toInt("--ensd", v); })
         .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
         .choice("--sampler", api::samplerNames(), "the sampler",

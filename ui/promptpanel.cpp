@@ -236,7 +236,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
     form->addRow(tr("Seed"), seedRow);
-    m_variationSection = new Section(tr("Variation seed"), buildVariationBox(), this);
+    m_variationSection = new Section(tr("Variation seed and noise"), buildVariationBox(), this);
     form->addRow(m_variationSection);
     form->addRow(tr("Size"), sizeRow);
     form->addRow(tr("Batch"), batchRow);
@@ -331,6 +331,8 @@ api::GenerationSettings PromptPanel::settings() const {
     s.variation.strength = m_variationStrength->value();
     s.variation.resizeFromWidth = m_resizeFromWidth->value();
     s.variation.resizeFromHeight = m_resizeFromHeight->value();
+    s.rng = m_rng->currentData().toString().toStdString();
+    s.ensd = m_ensd->value();
     return s;
 }
 
@@ -356,7 +358,9 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_variationStrength->setValue(s.variation.strength);
     m_resizeFromWidth->setValue(s.variation.resizeFromWidth);
     m_resizeFromHeight->setValue(s.variation.resizeFromHeight);
-    if (s.variation.enabled()) m_variationSection->setExpanded(true);
+    m_rng->setCurrentIndex(std::max(0, m_rng->findData(QString::fromStdString(s.rng))));
+    m_ensd->setValue(int(std::clamp<int64_t>(s.ensd, 0, 2147483647)));
+    if (s.variation.enabled() || s.rng != "CPU" || s.ensd != 0) m_variationSection->setExpanded(true);
     updateVariationSummary();
     updateTokenCounts();
 }
@@ -399,6 +403,22 @@ QWidget* PromptPanel::buildVariationBox() {
     grid->addWidget(m_resizeFromWidth, 1, 1);
     grid->addWidget(new QLabel(QStringLiteral("×"), box), 1, 2);
     grid->addWidget(m_resizeFromHeight, 1, 3);
+    m_rng = new QComboBox(box);
+    m_rng->setObjectName("rng");
+    m_rng->addItem(tr("CPU"), QStringLiteral("CPU"));
+    m_rng->addItem(tr("NV (as NVIDIA cards)"), QStringLiteral("NV"));
+    m_rng->setToolTip(tr("Where the noise comes from: the CPU's generator (A1111's CPU, diffusers), or the numbers an NVIDIA "
+                         "card draws (A1111's NV and, within 1e-6, its default GPU): the same seed then gives their picture"));
+    m_ensd = spin("ensd", 0, 2147483647, 1, box);
+    m_ensd->setPrefix(tr("ENSD "));
+    m_ensd->setSpecialValueText(tr("ENSD off"));
+    m_ensd->setToolTip(tr("A1111's Eta noise seed delta: ancestral samplers' later noise comes from seed + this (31337 "
+                          "in many shared images)"));
+    grid->addWidget(new QLabel(tr("noise"), box), 2, 0);
+    grid->addWidget(m_rng, 2, 1);
+    grid->addWidget(m_ensd, 2, 3);
+    connect(m_rng, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::updateVariationSummary);
+    connect(m_ensd, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
     connect(m_variationSeed, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
     connect(m_variationStrength, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::updateVariationSummary);
     for (QSpinBox* s : {m_resizeFromWidth, m_resizeFromHeight})
@@ -414,6 +434,8 @@ void PromptPanel::updateVariationSummary() {
         parts << tr("%1 towards %2").arg(m_variationStrength->value(), 0, 'f', 2).arg(qint64(m_variationSeed->value()));
     if (m_resizeFromWidth->value() > 0 && m_resizeFromHeight->value() > 0)
         parts << tr("from %1 × %2").arg(m_resizeFromWidth->value()).arg(m_resizeFromHeight->value());
+    if (m_rng->currentData().toString() != QLatin1String("CPU")) parts << tr("NV noise");
+    if (m_ensd->value() != 0) parts << tr("ENSD %1").arg(m_ensd->value());
     m_variationSection->setSummary(parts.isEmpty() ? tr("off") : parts.join(QStringLiteral(" · ")));
 }
 

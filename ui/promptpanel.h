@@ -60,6 +60,8 @@ private:
     void updateRefinerSummary();
     void updateVariationSummary();
     QWidget* buildVariationBox();
+    QComboBox* m_rng;      // the noise's source: CPU or NV (docs/reproduce.md)
+    QSpinBox* m_ensd;      // A1111's Eta noise seed delta
     void applySizePreset(int index);
 
     QPlainTextEdit* m_prompt;

@@ -138,6 +138,8 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (s.hires.enabled) j["hires"] = s.hires;
     if (s.outpaint.enabled()) j["outpaint"] = s.outpaint;
     if (s.variation.enabled()) j["variation"] = s.variation;
+    if (s.rng != "CPU") j["rng"] = s.rng;
+    if (s.ensd != 0) j["ensd"] = s.ensd;
     if (!s.promptTemplate.empty()) j["prompt_template"] = s.promptTemplate;
     if (!s.negativeTemplate.empty()) j["negative_template"] = s.negativeTemplate;
     if (!s.styles.empty()) j["styles"] = s.styles;
@@ -177,6 +179,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("hires", s.hires);
     get("outpaint", s.outpaint);
     get("variation", s.variation);
+    get("rng", s.rng);
+    get("ensd", s.ensd);
     get("prompt_template", s.promptTemplate);
     get("negative_template", s.negativeTemplate);
     get("styles", s.styles);
@@ -206,6 +210,7 @@ void validate(const GenerationSettings& s) {
     if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0) || v.resizeFromWidth < 0 || v.resizeFromHeight < 0)
         fail("seed resize from needs both a width and a height (or neither)");
     if (v.resizeFromWidth > 8192 || v.resizeFromHeight > 8192) fail("seed resize from must be at most 8192x8192");
+    if (s.rng != "CPU" && s.rng != "NV") fail("random numbers '" + s.rng + "' are unknown (use \"CPU\" or \"NV\")");
     if (s.loraMode != "merge" && s.loraMode != "side")
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
     for (const auto& l : s.loras)

@@ -139,6 +139,12 @@ struct GenerationSettings {
     HiresSetting hires;            // txt2img only
     OutpaintSetting outpaint;      // needs initImage; no inpaint.mask (its mask is made from the extension)
     VariationSetting variation;
+    // Where the noise comes from (docs/reproduce.md): "CPU", torch's CPU generator (A1111's and diffusers' CPU noise),
+    // or "NV", A1111's Philox on the CPU: the numbers NVIDIA cards draw (A1111's NV, and within 1e-6 its GPU).
+    std::string rng = "CPU";
+    // A1111's Eta noise seed delta ("ENSD"): after the starting noise, image i's later noise (ancestral and SDE
+    // samplers) comes from a fresh stream of its seed + this. 0: the same stream goes on.
+    int64_t ensd = 0;
     std::string preset;            // the memory preset the plan came from ("8gb", a custom name, "" = none)
     MemoryPlan plan;               // precision, attention, VAE slicing/tiling, offload (memory_plan.h)
     // Determinism mode: deterministic algorithms, no cuDNN benchmark, no TF32, deterministic attention,

@@ -216,12 +216,12 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     return nets;
 }
 
-// Image i of a batch draws from its own CPU generator seeded with its seed (seed + i, or the seed for all while a
-// variation blends), so any image of a batch can be remade alone.
-std::vector<at::Generator> imageGenerators(const api::GenerationSettings& s) {
-    std::vector<at::Generator> gens;
+// Image i of a batch draws from its own stream (CPU or NV: settings.rng) seeded with its seed (seed + i, or the seed
+// for all while a variation blends), so any image of a batch can be remade alone. `delta`: A1111's ENSD restart.
+std::vector<sched::ImageRng> imageGenerators(const api::GenerationSettings& s, int64_t delta = 0) {
+    std::vector<sched::ImageRng> gens;
     for (int64_t i = 0; i < s.batchSize; ++i)
-        gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(api::imageSeeds(s, i).seed)));
+        gens.emplace_back(sched::rngKind(s.rng), uint64_t(api::imageSeeds(s, i).seed + delta));
     return gens;
 }
 
@@ -767,13 +767,14 @@ private:
         const bool refine = s.refiner.enabled();
         if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const StepConditioning cond = stepConditioning(m_prompts, m, s, unetDtype);
-        std::vector<at::Generator> gens = imageGenerators(s);
+        std::vector<sched::ImageRng> gens = imageGenerators(s);
         sched::NoiseSource noise(gens);
         const nlohmann::json overrides = api::schedulerOverrides(s);
         auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, overrides);
         scheduler->setTimesteps(s.steps, device());
         int64_t begin = 0;
         torch::Tensor latents = initialLatents(*scheduler, gens, noise, begin);
+        if (s.ensd != 0) noise.restart(imageGenerators(s, s.ensd));  // A1111's ENSD: the steps' noise from seed + delta
         m_result.timings.stepSeconds.clear();
         m_loadAwareThreads.beforeSteps(double(parameterCount(*m.unet)) * double(latents.size(2) * latents.size(3)) *
                                        double(latents.size(0)) * (m_cfg ? 2.0 : 1.0));
@@ -816,13 +817,15 @@ private:
         const auto base = runSteps(m, cond, first, start, begin, first.timesteps().size(0), unetDtype, noise, 0, all, control);
         const api::Size to = api::hiresSize(s);
         const int64_t f = m.vaeScaleFactor();
-        std::vector<at::Generator> gens = imageGenerators(s);
+        std::vector<sched::ImageRng> gens = imageGenerators(s);
         const auto upscaled = api::isLatentUpscaler(h.upscaler) ? upscaleLatents(base, to.height / f, to.width / f, h.upscaler)
                                                                 : upscaleInPixels(base, to, gens);
         // An inpainting UNet repaints everything again, at the second pass's size.
         if (m_inpaint) m_inpaint = repaintEverything(upscaled.sizes().vec());
         sched::NoiseSource fresh(gens);
-        const auto x = second->addNoise(upscaled, startNoise(gens, fresh, upscaled.sizes()), cut.beginIndex);
+        const auto secondNoise = startNoise(gens, fresh, upscaled.sizes());
+        if (s.ensd != 0) fresh.restart(imageGenerators(s, s.ensd));
+        const auto x = second->addNoise(upscaled, secondNoise, cut.beginIndex);
         api::GenerationSettings large = s;
         large.width = to.width;
         large.height = to.height;
@@ -836,7 +839,7 @@ private:
     // A1111's pixel path: the first pass's images (8-bit), enlarged by the upscaler network or resizer to the
     // second pass's size, encoded again, each image sampled with its own generator (which then draws its noise, as
     // img2img).
-    torch::Tensor upscaleInPixels(const torch::Tensor& base, api::Size to, std::vector<at::Generator>& gens) {
+    torch::Tensor upscaleInPixels(const torch::Tensor& base, api::Size to, std::vector<sched::ImageRng>& gens) {
         SdModel& m = model();
         m_latents = base;
         torch::Tensor rgb;
@@ -855,13 +858,13 @@ private:
     }
 
     // The batch's starting noise, with the settings' variation seed (pipeline/variation_noise.h).
-    torch::Tensor startNoise(std::vector<at::Generator>& gens, sched::NoiseSource& noise, at::IntArrayRef shape) {
+    torch::Tensor startNoise(std::vector<sched::ImageRng>& gens, sched::NoiseSource& noise, at::IntArrayRef shape) {
         return startingNoise(s, gens, noise, shape, model().vaeScaleFactor(), device());
     }
 
     // Noise scaled to the first sigma (txt2img), or the init image's latents noised to the strength's first step
     // (img2img; `begin` becomes that step), or an inpainting's start (inpaintLatents).
-    torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
+    torch::Tensor initialLatents(sched::Scheduler& scheduler, std::vector<sched::ImageRng>& gens, sched::NoiseSource& noise,
                                  int64_t& begin) {
         SdModel& m = model();
         const int64_t f = m.vaeScaleFactor();
@@ -902,7 +905,7 @@ private:
     // order: the init image's latent sample (not for a 9-channel UNet at strength 1), the noise, the masked
     // image's latent sample (drawn and dropped for a 4-channel UNet, which never sees it, as diffusers does).
     // At strength 1 the latents start from pure noise; below, from the init image noised to the first step.
-    torch::Tensor inpaintLatents(sched::Scheduler& scheduler, const torch::Tensor& pixels, std::vector<at::Generator>& gens,
+    torch::Tensor inpaintLatents(sched::Scheduler& scheduler, const torch::Tensor& pixels, std::vector<sched::ImageRng>& gens,
                                  sched::NoiseSource& noise, const std::vector<int64_t>& shape, int64_t begin) {
         SdModel& m = model();
         if (s.refiner.enabled()) throw std::invalid_argument("inpainting with a refiner is not supported: turn the refiner off");
@@ -921,7 +924,7 @@ private:
         if (in.concat) {
             in.maskedLatents = encodeSampled(pixels * (1 - binary), gens);
         } else {
-            for (auto& g : gens) torch::randn({1, shape[1], shape[2], shape[3]}, g, torch::kFloat32);
+            for (auto& g : gens) g.randn({1, shape[1], shape[2], shape[3]});
         }
         in.latentMask = latentMaskOf(binary, shape[2], shape[3], s.batchSize);
         if (in.imageLatents.defined())
@@ -944,13 +947,13 @@ private:
 
     // The scaled latents of `pixels` (one image for all, or one per image of the batch) for each image of the batch,
     // each sampled with its own generator (in fp32, so the noise drawn is the same whatever the VAE's precision).
-    torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<at::Generator>& gens) {
+    torch::Tensor encodeSampled(const torch::Tensor& pixels, std::vector<sched::ImageRng>& gens) {
         const nn::LatentDist dist = encode(pixels);
         std::vector<torch::Tensor> encoded;
         for (int64_t i = 0; i < s.batchSize; ++i) {
             const int64_t row = dist.mean.size(0) == s.batchSize ? i : 0;  // one image per generator, or one for all
             const nn::LatentDist one{dist.mean.narrow(0, row, 1), dist.logvar.narrow(0, row, 1)};
-            encoded.push_back(one.sample(gens[size_t(i)]));
+            encoded.push_back(one.mean + one.std() * gens[size_t(i)].randn(one.mean.sizes()).to(one.mean.options()));
         }
         return torch::cat(encoded).to(device()) * model().vae->config().scalingFactor;
     }

@@ -9,10 +9,11 @@ namespace {
 
 int64_t floorHalf(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
-torch::Tensor drawn(at::IntArrayRef shape, at::Generator& g) { return torch::randn(shape, g, torch::kFloat32); }
+torch::Tensor drawn(at::IntArrayRef shape, sched::ImageRng& g) { return g.randn(shape); }
 
-torch::Tensor drawnFrom(at::IntArrayRef shape, int64_t seed) {
-    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(uint64_t(seed));
+// A fresh stream of `seed`, of the kind the run's images draw from.
+torch::Tensor drawnFrom(at::IntArrayRef shape, int64_t seed, const sched::ImageRng& like) {
+    sched::ImageRng g(like.kind(), uint64_t(seed));
     return drawn(shape, g);
 }
 
@@ -38,7 +39,7 @@ void placeNoise(torch::Tensor& into, const torch::Tensor& small) {
     into.index_put_({Slice(), Slice(ty, ty + h), Slice(tx, tx + w)}, small.index({Slice(), Slice(sy, sy + h), Slice(sx, sx + w)}));
 }
 
-torch::Tensor startingNoise(const api::GenerationSettings& s, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
+torch::Tensor startingNoise(const api::GenerationSettings& s, std::vector<sched::ImageRng>& gens, sched::NoiseSource& noise,
                             at::IntArrayRef shape, int64_t scaleFactor, c10::Device device) {
     const api::VariationSetting& v = s.variation;
     if (!v.enabled()) return noise.randn(shape, torch::kFloat32, device);
@@ -48,11 +49,11 @@ torch::Tensor startingNoise(const api::GenerationSettings& s, std::vector<at::Ge
     std::vector<torch::Tensor> images;
     for (int64_t i = 0; i < shape[0]; ++i) {
         const api::ImageSeeds seeds = api::imageSeeds(s, i);
-        at::Generator& own = gens[size_t(i)];
+        sched::ImageRng& own = gens[size_t(i)];
         // Drawn at another size, the picture's noise comes from a fresh generator of the same seed, and the image's
         // own generator then draws the noise around it.
-        torch::Tensor x = v.resizes() ? drawnFrom(drawnShape, seeds.seed) : drawn(drawnShape, own);
-        if (v.blends()) x = slerpNoise(v.strength, x, drawnFrom(drawnShape, seeds.variationSeed));
+        torch::Tensor x = v.resizes() ? drawnFrom(drawnShape, seeds.seed, own) : drawn(drawnShape, own);
+        if (v.blends()) x = slerpNoise(v.strength, x, drawnFrom(drawnShape, seeds.variationSeed, own));
         if (v.resizes()) {
             torch::Tensor around = drawn(full, own);
             placeNoise(around, x);

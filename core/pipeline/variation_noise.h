@@ -15,7 +15,7 @@ namespace dd::pipeline {
 // The batch's starting noise, [B, C, H, W] in fp32 on `device`, before any scaling. Without a variation it is
 // exactly `noise.randn(shape)` (gens are `noise`'s generators, image i's seeded api::imageSeeds(s, i).seed).
 // `scaleFactor` turns "seed resize from" pixels into latent cells.
-torch::Tensor startingNoise(const api::GenerationSettings& s, std::vector<at::Generator>& gens, sched::NoiseSource& noise,
+torch::Tensor startingNoise(const api::GenerationSettings& s, std::vector<sched::ImageRng>& gens, sched::NoiseSource& noise,
                             at::IntArrayRef shape, int64_t scaleFactor, c10::Device device);
 
 // A1111's slerp of two noises of one image ([C, H, W]): the angle is taken per channel and column (the vectors run

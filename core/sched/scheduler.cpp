@@ -15,22 +15,26 @@ namespace dd::sched {
 
 // ---- noise ---------------------------------------------------------------------------------------------
 
-NoiseSource::NoiseSource(at::Generator generator) : m_generators{std::move(generator)} {}
+NoiseSource::NoiseSource(at::Generator generator) : m_streams{ImageRng(std::move(generator))} {}
 
-NoiseSource::NoiseSource(std::vector<at::Generator> perImage) : m_generators(std::move(perImage)) {
-    if (m_generators.empty()) throw std::invalid_argument("NoiseSource: no generators");
+NoiseSource::NoiseSource(std::vector<ImageRng> perImage) : m_streams(std::move(perImage)) {
+    if (m_streams.empty()) throw std::invalid_argument("NoiseSource: no generators");
+}
+
+void NoiseSource::restart(std::vector<ImageRng> perImage) {
+    if (perImage.size() != m_streams.size()) throw std::invalid_argument("NoiseSource: restarted with another batch size");
+    m_streams = std::move(perImage);
 }
 
 at::Tensor NoiseSource::randn(at::IntArrayRef shape, at::ScalarType dtype, c10::Device device) {
-    const auto cpu = torch::TensorOptions().dtype(dtype).device(torch::kCPU);
-    if (m_generators.size() == 1) return torch::randn(shape, m_generators[0], cpu).to(device);
-    if (shape.empty() || shape[0] != static_cast<int64_t>(m_generators.size()))
-        throw std::invalid_argument("NoiseSource: " + std::to_string(m_generators.size()) +
+    if (m_streams.size() == 1) return m_streams[0].randn(shape, dtype).to(device);
+    if (shape.empty() || shape[0] != static_cast<int64_t>(m_streams.size()))
+        throw std::invalid_argument("NoiseSource: " + std::to_string(m_streams.size()) +
                                     " generators for a batch of " + (shape.empty() ? "0" : std::to_string(shape[0])));
     std::vector<int64_t> one(shape.begin(), shape.end());
     one[0] = 1;
     std::vector<at::Tensor> parts;
-    for (auto& g : m_generators) parts.push_back(torch::randn(one, g, cpu));
+    for (auto& g : m_streams) parts.push_back(g.randn(one, dtype));
     return torch::cat(parts, 0).to(device);
 }
 

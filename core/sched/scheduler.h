@@ -16,6 +16,7 @@
 // img2img: auto r = s->img2imgTimesteps(strength); x = s->addNoise(x0, noise, r.beginIndex); loop from
 // r.beginIndex. Not thread-safe: one scheduler per generation, used on the engine thread.
 #include <ATen/core/Generator.h>
+#include "core/sched/image_rng.h"
 #include <ATen/core/Tensor.h>
 #include <nlohmann/json_fwd.hpp>
 
@@ -25,17 +26,19 @@
 
 namespace dd::sched {
 
-// Random numbers exactly as diffusers' randn_tensor draws them: from CPU generators, in the requested
-// dtype, then moved to the device. One generator for the whole batch, or one per image (diffusers given a
-// list of generators: each image's slice is drawn from its own generator, in batch order).
+// Random numbers exactly as diffusers' randn_tensor draws them: on the CPU, in the requested dtype, then moved to
+// the device. One generator for the whole batch, or one stream per image (diffusers given a list of generators;
+// A1111's per-image generators, CPU or NV: each image's slice is drawn from its own stream, in batch order).
 class NoiseSource {
 public:
     explicit NoiseSource(at::Generator generator);
-    explicit NoiseSource(std::vector<at::Generator> perImage);
+    explicit NoiseSource(std::vector<ImageRng> perImage);
     at::Tensor randn(at::IntArrayRef shape, at::ScalarType dtype, c10::Device device);
+    // The streams later draws come from (A1111's Eta noise seed delta restarts them after the starting noise).
+    void restart(std::vector<ImageRng> perImage);
 
 private:
-    std::vector<at::Generator> m_generators;
+    std::vector<ImageRng> m_streams;
 };
 
 // What an img2img run keeps of the schedule (diffusers' pipeline get_timesteps): the timesteps from

@@ -679,8 +679,10 @@ const Key kKeys[] = {
      }, readMaskedPadding, "masked_padding"},
     {"Clip skip", [](S s, O) -> Written { return s.clipSkip > 1 ? std::to_string(s.clipSkip) : Written(); },
      readInteger<&Settings::clipSkip, 1, 12>, "clip_skip", true},
-    // Our noise is always drawn on the CPU; A1111 reproduces it with RNG: CPU.
-    {"RNG", [](S, O) -> Written { return "CPU"; }, nullptr},
+    {"ENSD", [](S s, O) -> Written { return s.ensd != 0 ? Written(std::to_string(s.ensd)) : Written(); },
+     readInteger<&Settings::ensd, INT32_MIN, INT32_MAX>, "ensd"},
+    // Always written: A1111 leaves out only its default, GPU, and our noise is CPU or NV.
+    {"RNG", [](S s, O) -> Written { return s.rng; }, nullptr},
     {"Batch size", [](S s, O) -> Written { return s.batchSize > 1 ? std::to_string(s.batchSize) : Written(); },
      readInteger<&Settings::batchSize, 1, 64>, "batch_size"},
     {"CFG Rescale", [](S s, O) -> Written { return s.guidanceRescale != 0 ? formatNumber(s.guidanceRescale) : Written(); },
@@ -699,6 +701,27 @@ const Key kKeys[] = {
     {"Refiner switch at", [](S s, O) -> Written { return s.refiner.enabled() ? formatNumber(s.refiner.switchAt) : Written(); },
      readRefinerSwitch},
 };
+
+// A1111's noise sources: CPU as it is; NV, its Philox, as it is; GPU (what A1111 leaves out) as NV, the same
+// sequence in the card's float arithmetic. stable-diffusion.cpp's "cuda" is that sequence in float as well.
+void readNoiseSource(const std::optional<std::string>& rng, Reading& r) {
+    GenerationInfo& info = r.info;
+    const bool a1111Version = !info.version.empty() && (info.version[0] == 'v' || info.version[0] == 'f');
+    std::string source = rng.value_or(r.sdcpp || !a1111Version ? "CPU" : "GPU");
+    if (r.sdcpp) source = source == "cuda" ? "sd.cpp cuda" : source == "std_default" ? "CPU" : source;
+    if (source == "CPU" || source == "NV") {
+        info.settings.rng = source;
+    } else if (source == "GPU" || source == "sd.cpp cuda") {
+        info.settings.rng = "NV";
+        info.warnings.push_back("the image was made with " + source + " noise (RNG): restored as NV, the same numbers computed "
+                                "on the CPU, which differ from the card's in the last digits (a very close picture, not bit for bit)");
+    } else {
+        info.warnings.push_back("the image was made with " + source + " noise (RNG), which DiffusionDesk does not draw: the same "
+                                "seed gives a different picture");
+        return;
+    }
+    detail::found(info, "rng");
+}
 
 void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     const std::function<std::optional<std::string>(std::string_view)> take = [&](std::string_view key) {
@@ -727,15 +750,7 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     readA1111ControlNets(take, info);
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
-    // A1111 leaves RNG out when it is its default, GPU; other writers of this format (sd.cpp) draw on the CPU.
-    const bool a1111Version = !info.version.empty() && (info.version[0] == 'v' || info.version[0] == 'f');
-    if (reading.sdcpp) {
-        if (rng && *rng != "std_default")
-            info.warnings.push_back("the image was made with stable-diffusion.cpp's " + *rng +
-                                    " noise (RNG); DiffusionDesk draws noise like torch on the CPU, so the same seed gives a different picture");
-    } else if ((rng && *rng != "CPU") || (!rng && a1111Version))
-        info.warnings.push_back("the image was made with " + rng.value_or("GPU") +
-                                " noise (RNG); DiffusionDesk draws noise on the CPU, so the same seed gives a different picture");
+    readNoiseSource(rng, reading);
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
 }
 

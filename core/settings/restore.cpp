@@ -29,6 +29,8 @@ GenerationInfo fromSettingsJson(const json& j, std::string_view name) {
         api::GenerationSettings all;
         all.loras.emplace_back();
         all.embeddings.emplace_back();
+        all.rng = "NV";
+        all.ensd = 1;
         all.loraMode = "side";
         all.refiner.model = all.initImageHash = all.inpaint.mask = "x";
         all.controlnets.emplace_back();

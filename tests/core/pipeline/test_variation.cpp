@@ -69,9 +69,8 @@ private slots:
         QFETCH(int, index);
         const auto s = variationCase(m_cases.at(index).toObject());
         const auto want = reference(index)->tensor("noise");
-        std::vector<at::Generator> gens;
-        for (int64_t i = 0; i < s.batchSize; ++i)
-            gens.push_back(at::make_generator<at::CPUGeneratorImpl>(uint64_t(api::imageSeeds(s, i).seed)));
+        std::vector<sched::ImageRng> gens;
+        for (int64_t i = 0; i < s.batchSize; ++i) gens.emplace_back(sched::ImageRng::Kind::Cpu, uint64_t(api::imageSeeds(s, i).seed));
         sched::NoiseSource noise(gens);
         const int64_t factor = 2;  // the tiny model's VAE
         const auto got = pipeline::startingNoise(s, gens, noise, want.sizes(), factor, torch::kCPU);

@@ -266,8 +266,7 @@ private slots:
 
     // A list of generators draws each image from its own generator, like diffusers given a list.
     void perImageGenerators() {
-        NoiseSource both(std::vector<at::Generator>{at::make_generator<at::CPUGeneratorImpl>(7),
-                                                    at::make_generator<at::CPUGeneratorImpl>(8)});
+        NoiseSource both(std::vector<ImageRng>{ImageRng(ImageRng::Kind::Cpu, 7), ImageRng(ImageRng::Kind::Cpu, 8)});
         const at::Tensor x = both.randn({2, 4, 8, 8}, torch::kFloat, torch::kCPU);
         auto a = seeded(7), b = seeded(8);
         QVERIFY(torch::equal(x[0], a.randn({1, 4, 8, 8}, torch::kFloat, torch::kCPU)[0]));

@@ -159,6 +159,25 @@ private slots:
         QVERIFY(anyWarningContains(info, "'Restart' is not one DiffusionDesk has: restored as 'Euler'"));
         QVERIFY(anyWarningContains(info, "GPU noise"));
 
+        // A1111's noise sources: NV as it is, its default GPU (left out by A1111) as NV with a warning, ENSD read.
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 1, Size: 8x8, ENSD: 31337, RNG: NV, Version: v1.10.1");
+        QCOMPARE(info.settings.rng, std::string("NV"));
+        QCOMPARE(info.settings.ensd, int64_t(31337));
+        QVERIFY(info.has("rng") && info.has("ensd") && !anyWarningContains(info, "noise"));
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 1, Size: 8x8, Version: v1.10.1");
+        QCOMPARE(info.settings.rng, std::string("NV"));
+        QVERIFY(anyWarningContains(info, "made with GPU noise (RNG): restored as NV"));
+        QCOMPARE(parseA1111Parameters("p\nSteps: 20, Seed: 1, Size: 8x8, RNG: CPU").settings.rng, std::string("CPU"));
+        {
+            api::GenerationSettings nv;
+            nv.rng = "NV";
+            nv.ensd = 31337;
+            const auto text = writeA1111Parameters(nv);
+            QVERIFY2(text.find("ENSD: 31337, RNG: NV") != std::string::npos, text.c_str());
+            const auto back = parseA1111Parameters(text).settings;
+            QVERIFY(back.rng == "NV" && back.ensd == 31337);
+        }
+
         info = parseA1111Parameters("");
         QCOMPARE(info.settings.prompt, std::string());
 
