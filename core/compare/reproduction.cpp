@@ -28,7 +28,8 @@ std::string label(const std::string& field) {
 std::string dialect(const settings::GenerationInfo& read) {
     static const std::map<std::string, std::string> names{
         {"a1111", "AUTOMATIC1111"}, {"diffusiondesk", "DiffusionDesk"}, {"comfyui", "ComfyUI"}, {"invokeai", "InvokeAI"},
-        {"fooocus", "Fooocus"}, {"sdcpp", "stable-diffusion.cpp"}};
+        {"fooocus", "Fooocus"}, {"sdcpp", "stable-diffusion.cpp"}, {"novelai", "NovelAI"}, {"swarmui", "SwarmUI"},
+        {"easydiffusion", "Easy Diffusion"}, {"drawthings", "Draw Things"}};
     const auto it = names.find(read.format);
     std::string s = it != names.end() ? it->second : read.format.empty() ? "unknown" : read.format;
     return read.version.empty() ? s : s + " (" + read.version + ")";

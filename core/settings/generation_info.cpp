@@ -149,7 +149,16 @@ std::string jsonString(const nlohmann::json& j, const char* key) {
 namespace {
 
 GenerationInfo fromParameters(std::string_view text) {
-    if (detail::trim(text).substr(0, 1) == "{") return readFooocusMetadata(text);  // Fooocus' own scheme
+    if (detail::trim(text).substr(0, 1) == "{") {
+        if (text.find("\"sui_image_params\"") != std::string_view::npos) return readSwarmUiParameters(text);
+        if (text.find("\"use_stable_diffusion_model\"") != std::string_view::npos) {  // Easy Diffusion's JPEG / WebP
+            std::map<std::string, std::string> fields;
+            for (const auto& [k, v] : detail::parseJsonObject(text, "Easy Diffusion metadata").items())
+                fields[k] = v.is_string() ? v.get<std::string>() : v.dump();
+            return readEasyDiffusion(fields);
+        }
+        return readFooocusMetadata(text);  // Fooocus' own scheme
+    }
     return parseA1111Parameters(text);
 }
 
@@ -179,21 +188,37 @@ GenerationInfo fromSidecar(std::string_view json) { return sidecarToInfo(readSid
 } // namespace
 
 std::optional<GenerationInfo> readGenerationInfo(const std::map<std::string, std::string>& pngText) {
+    using Text = std::map<std::string, std::string>;
     struct Reader {
-        const char* key;
-        GenerationInfo (*read)(std::string_view);
+        const char* key;                             // the chunk that holds the format
+        bool (*applies)(const Text&);                // nullptr: the key alone says so
+        GenerationInfo (*read)(const Text&);
     };
-    static constexpr Reader kReaders[] = {{kSidecarPngKey, fromSidecar},
-                                          {"parameters", fromParameters},
-                                          {"invokeai_metadata", readInvokeAiMetadata},
-                                          {"prompt", readComfyUiPrompt}};
+    static const Reader kReaders[] = {
+        {kSidecarPngKey, nullptr, [](const Text& t) { return fromSidecar(t.at(kSidecarPngKey)); }},
+        {"parameters", nullptr, [](const Text& t) { return fromParameters(t.at("parameters")); }},
+        {"invokeai_metadata", nullptr, [](const Text& t) { return readInvokeAiMetadata(t.at("invokeai_metadata")); }},
+        {"sd-metadata", nullptr, [](const Text& t) { return readInvokeAiSdMetadata(t.at("sd-metadata")); }},
+        {"Dream", nullptr, [](const Text& t) { return readInvokeAiDream(t.at("Dream")); }},
+        {"Comment", [](const Text& t) { return t.count("Software") && t.at("Software").rfind("NovelAI", 0) == 0; },
+         [](const Text& t) {
+             const auto get = [&](const char* k) { return t.count(k) ? std::string_view(t.at(k)) : std::string_view(); };
+             return readNovelAiMetadata(get("Comment"), get("Description"), get("Source"));
+         }},
+        {"negative_prompt", [](const Text& t) { return t.count("use_stable_diffusion_model") || t.count("num_inference_steps") > 0; },
+         readEasyDiffusion},
+        {"Negative Prompt", [](const Text& t) { return t.count("Stable Diffusion model") > 0; }, readEasyDiffusion},
+        {"prompt", nullptr, [](const Text& t) { return readComfyUiPrompt(t.at("prompt")); }},
+        {"XML:com.adobe.xmp", [](const Text& t) { return t.at("XML:com.adobe.xmp").find("exif:UserComment") != std::string::npos; },
+         [](const Text& t) { return readDrawThings(t.at("XML:com.adobe.xmp")); }},
+    };
     std::vector<std::string> failures;
     for (const auto& r : kReaders) {
         const auto it = pngText.find(r.key);
-        if (it == pngText.end()) continue;
+        if (it == pngText.end() || (r.applies && !r.applies(pngText))) continue;
         try {
             checkUntrustedText(std::string("PNG text '") + r.key + "'", it->second);
-            GenerationInfo info = r.read(it->second);
+            GenerationInfo info = r.read(pngText);
             info.warnings.insert(info.warnings.begin(), failures.begin(), failures.end());
             return info;
         } catch (const MetadataError& e) {

@@ -35,7 +35,8 @@ public:
 inline constexpr std::size_t kMaxMetadataText = 1u << 20;
 
 struct GenerationInfo {
-    std::string format;               // "a1111", "diffusiondesk", "comfyui", "invokeai", "fooocus", "sdcpp"
+    std::string format;  // "a1111", "diffusiondesk", "comfyui", "invokeai", "fooocus", "sdcpp", "novelai", "swarmui",
+                         // "easydiffusion", "drawthings"
     api::GenerationSettings settings;      // settings.model stays empty: resolve modelName / modelHash locally
     std::vector<std::string> fields;  // JSON names (GenerationSettings::to_json) of the fields the metadata set
     std::string modelName;            // bare file name or A1111 model name, never a path
@@ -68,13 +69,24 @@ GenerationInfo readInvokeAiMetadata(std::string_view json);
 // keys before). Its A1111 scheme goes through parseA1111Parameters. Throws MetadataError when not a JSON object.
 GenerationInfo readFooocusMetadata(std::string_view json);
 
+// Other tools' formats (other_tools.cpp). Each throws MetadataError when its text is not what the format holds.
+GenerationInfo readInvokeAiDream(std::string_view text);       // InvokeAI 1.x-2.x PNG text "Dream": "prompt [neg]" -s -S -W…
+GenerationInfo readInvokeAiSdMetadata(std::string_view json);  // InvokeAI 2.x "sd-metadata"
+// NovelAI: "Comment" JSON, with "Description" (the prompt) and "Source" (its model).
+GenerationInfo readNovelAiMetadata(std::string_view comment, std::string_view description, std::string_view source);
+GenerationInfo readSwarmUiParameters(std::string_view json);   // SwarmUI: {"sui_image_params": …} in "parameters"
+GenerationInfo readEasyDiffusion(const std::map<std::string, std::string>& pngText);  // one PNG text chunk per field
+GenerationInfo readDrawThings(std::string_view xmp);           // Draw Things: XMP with exif:UserComment JSON
+
 struct Sidecar;
 // A DiffusionDesk sidecar as GenerationInfo: every field, the seeds this file's image had (api::fromImage).
 GenerationInfo sidecarToInfo(const Sidecar& sidecar);
 
 // Picks the reader from the PNG text chunks (keyword -> text): "diffusiondesk" sidecar JSON first (exact), then
-// "parameters" (A1111 text, or Fooocus JSON), "invokeai_metadata", "prompt". nullopt when none is present. When the best chunk is unreadable
-// the next is tried and the failure becomes a warning; throws MetadataError only when every candidate fails.
+// "parameters" (A1111 text, SwarmUI or Fooocus JSON), "invokeai_metadata", "sd-metadata", "Dream", NovelAI's
+// "Comment", Easy Diffusion's fields, "prompt" (ComfyUI), Draw Things' XMP. nullopt when none is present. When the
+// best chunk is unreadable the next is tried and the failure becomes a warning; throws MetadataError only when
+// every candidate fails.
 std::optional<GenerationInfo> readGenerationInfo(const std::map<std::string, std::string>& pngText);
 
 // The PNG keyword under which DiffusionDesk stores its sidecar JSON next to "parameters".

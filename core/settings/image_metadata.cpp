@@ -339,6 +339,11 @@ std::string xmpProperty(std::string_view xmp, std::string_view qname) {
             const auto close = open == std::string_view::npos ? open : xmp.find(closeTag, open);
             if (close == std::string_view::npos) return {};
             raw = xmp.substr(open + 1, close - open - 1);
+            // A language alternative or list (<rdf:Alt><rdf:li xml:lang="x-default">value</rdf:li>…): its first item.
+            if (const auto li = raw.find("<rdf:li"); li != std::string_view::npos && raw.substr(0, 5) == "<rdf:") {
+                const auto from = raw.find('>', li), to = raw.find("</rdf:li>", li);
+                if (from != std::string_view::npos && to != std::string_view::npos && from < to) raw = raw.substr(from + 1, to - from - 1);
+            }
             break;
         }
         if (after + 1 < xmp.size() && xmp[after] == '=' && (xmp[after + 1] == '"' || xmp[after + 1] == '\'')) {

@@ -101,7 +101,8 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
         }
         if (!info)
             throw MetadataError(std::string(name) + ": no generation settings in this " + imageFormatName(format) +
-                                " (no A1111 'parameters', DiffusionDesk, ComfyUI, InvokeAI or Fooocus metadata)");
+                                " (no A1111 'parameters', DiffusionDesk, ComfyUI, InvokeAI, NovelAI, SwarmUI, "
+                                "Easy Diffusion, Draw Things or Fooocus metadata)");
         static_cast<GenerationInfo&>(r) = std::move(*info);
         r.source = imageFormatName(format);
         if (r.format == "diffusiondesk" && t.text.count(kSidecarPngKey)) {
