@@ -1,11 +1,14 @@
 #include "ui/engineworker.h"
 
+#include "core/compare/reproduction.h"
 #include "core/compare/verify_file.h"
 #include "core/io/model_error.h"
 #include "core/memory/memory_probe.h"
 #include "core/pipeline/engine.h"
 #include "core/pipeline/find_taesd.h"
 #include "core/settings/model_lookup.h"
+#include "core/settings/restore.h"
+#include "imaging/compare.h"
 #include "imaging/export.h"
 #include "imaging/png.h"
 #include "imaging/run_images.h"
@@ -17,6 +20,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 
 namespace dd::ui {
@@ -131,7 +135,10 @@ void EngineWorker::loadModel(const QString& path, const api::MemoryPlan& plan) {
 
 void EngineWorker::setUpscalerFolders(const QStringList& folders) { engine().setUpscalerFolders(toStdStrings(folders)); }
 
-void EngineWorker::setLoraFolders(const QStringList& folders) { engine().setLoraFolders(toStdStrings(folders)); }
+void EngineWorker::setLoraFolders(const QStringList& folders) {
+    m_loraFolders = toStdStrings(folders);
+    engine().setLoraFolders(m_loraFolders);
+}
 
 void EngineWorker::setEmbeddingFolders(const QStringList& folders) { engine().setEmbeddingFolders(toStdStrings(folders)); }
 
@@ -203,12 +210,20 @@ void EngineWorker::verify(const QString& file, const QStringList& modelFolders) 
     VerifyOutcome out;
     out.file = file;
     try {
-        compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, {}, toStdStrings(modelFolders));
+        // Another tool's image: reproduced as near as it goes on the open model (restoring it found and loaded the
+        // model it names, or the artist chose one), with what could not be matched (verify --against).
+        const bool ours = settings::restoreFromFile(file.toStdString()).format == "diffusiondesk";
+        const std::string model = ours ? std::string() : m_model.isEmpty() ? std::string(pipeline::kDemoModel) : m_model.toStdString();
+        compare::VerifyFile input = compare::verifyFileFrom(file.toStdString(), {}, model, toStdStrings(modelFolders));
+        if (!ours) compare::dropMissingLoras(input.recorded.settings, m_loraFolders, input.notes);
         if (!input.imagePath.empty()) input.recorded.images[0].image = imaging::readImage(input.imagePath);
         SignalObserver observer(this, m_previewBudget.load());
         const compare::VerifyReport report = compare::verify(engine(), input.recorded, m_cancel, &observer, imaging::readRunImages(input.recorded.settings));
         out.identical = report.identical;
-        out.report = QString::fromStdString(compare::describe(report));
+        double ssim = std::nan("");
+        if (!ours && !report.identical && !report.images.empty() && report.images[0].pixels.sameSize)
+            ssim = imaging::ssim(input.recorded.images[0].image, report.rerun.images[size_t(report.images[0].index)]);
+        out.report = QString::fromStdString(ours ? compare::describe(report) : compare::describeReproduction(input, report, ssim));
         if (!report.images.empty()) {
             const int index = report.images.front().index;
             api::GenerationResult recorded;

@@ -35,7 +35,8 @@ struct VerifyOutcome {
     QString file;
     QString error;             // set: no verdict (unreadable file, model not found, cancelled)
     bool identical = false;
-    QString report;            // compare::describe: verdict, hashes, pixel difference, environment changes
+    QString report;            // compare::describe: verdict, hashes, pixel difference, environment changes; for another
+                               // tool's image compare::describeReproduction: what was matched and what not
     api::GenerationResult recorded, rerun;  // the file's image and the rerun's, each with its settings (batch of 1)
 };
 
@@ -113,6 +114,7 @@ private:
     bool m_modelIsXl = false;
     bool m_taesdEnabled = true;
     QString m_taesdFolder;
+    std::vector<std::string> m_loraFolders;  // Preferences': a reproduction leaves out the LoRAs not found there
     api::CancelToken m_cancel;
     std::atomic<double> m_previewBudget{0.05};
     int m_cudaDevice = -2;  // -2: not asked yet

@@ -78,6 +78,12 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     m_restoreNotice->setObjectName("restoreNotice");
     m_restoreNotice->setWordWrap(true);
     m_restoreNotice->hide();
+    m_reproduce = new QPushButton(this);
+    m_reproduce->setObjectName("reproduceButton");
+    m_reproduce->setToolTip(tr("Run the settings read from the image and compare the two pictures: the report says what "
+                               "was matched, what could not be, and how far the pixels are"));
+    m_reproduce->hide();
+    connect(m_reproduce, &QPushButton::clicked, this, [this] { verifyFile(m_reproducePath); });
     m_pasteNotice = new QLabel(tr("The prompt holds A1111 parameters. <a href='apply'>Apply them as settings</a>"), this);
     m_pasteNotice->setObjectName("pasteNotice");
     m_pasteNotice->setWordWrap(true);
@@ -125,6 +131,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     settingsLayout->addWidget(m_picker);
     settingsLayout->addWidget(m_modelBanner);
     settingsLayout->addWidget(m_restoreNotice);
+    settingsLayout->addWidget(m_reproduce);
     settingsLayout->addWidget(m_pasteNotice);
     settingsLayout->addWidget(m_panel);
     // Starting from an image and ControlNet fold away like the refiner: each group's checkbox says whether it is used.

@@ -210,6 +210,8 @@ private:
     QPushButton* m_cancel;
     QTimer* m_idleSampler;
     QLabel* m_restoreNotice;
+    QPushButton* m_reproduce;     // after a drop of an image: rerun it and say what matched (verify --against)
+    QString m_reproducePath;
     QLabel* m_previewLabel;
     QueueView* m_queueView;
     std::unique_ptr<ServiceThread<QueueService>> m_queue;

@@ -177,6 +177,11 @@ void MainWindow::onVerified(const VerifyOutcome& outcome) {
         m_compareWindow->setWindowTitle(tr("Verify %1 — %2").arg(name, outcome.identical ? tr("identical") : tr("differs")));
         m_compareWindow->setToolTip(outcome.report);
     }
+    // Another tool's image: the report, field by field, where the settings are.
+    if (outcome.error.isEmpty() && outcome.report.startsWith(QLatin1String("made with:"))) {
+        m_restoreNotice->setText(QStringLiteral("<pre style='white-space: pre-wrap'>%1</pre>").arg(outcome.report.toHtmlEscaped()));
+        m_restoreNotice->show();
+    }
 }
 
 void MainWindow::deleteShownImage() {

@@ -134,6 +134,10 @@ bool MainWindow::restoreFromFile(const QString& path) {
         if (!r.unknown.empty()) message += tr(" · %n setting(s) not used here", "", int(r.unknown.size()));
         for (const auto& w : r.warnings) message += QStringLiteral(" · ") + QString::fromStdString(w);
         statusBar()->showMessage(message);
+        const bool image = r.source == "png" || r.source == "jpeg" || r.source == "webp";
+        m_reproducePath = image ? path : QString();
+        m_reproduce->setText(tr("Reproduce %1 and compare").arg(QFileInfo(path).fileName()));
+        m_reproduce->setVisible(image);
         return true;
     } catch (const std::exception& e) {
         statusBar()->showMessage(QString::fromStdString(e.what()));

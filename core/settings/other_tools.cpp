@@ -105,10 +105,11 @@ GenerationInfo readInvokeAiDream(std::string_view text) {
         value = value.substr(0, value.find(' '));
         const std::string v(value);
         const auto n = detail::parseNumber(v);
-        if (flag == "s" && n && *n >= 1) s.steps = int(*n), found(info, "steps");
-        else if (flag == "S" && n && *n >= 0) s.seed = int64_t(*n), found(info, "seed");
-        else if (flag == "W" && n) w = int64_t(*n);
-        else if (flag == "H" && n) h = int64_t(*n);
+        const auto i = detail::parseInteger(v);  // whole numbers in range, or nothing
+        if (flag == "s" && i && *i >= 1 && *i <= 100000) s.steps = int(*i), found(info, "steps");
+        else if (flag == "S" && i && *i >= 0) s.seed = *i, found(info, "seed");
+        else if (flag == "W" && i) w = *i;
+        else if (flag == "H" && i) h = *i;
         else if (flag == "C" && n) s.cfgScale = *n, found(info, "cfg_scale");
         else if (flag == "A") detail::setSampler(info, samplerLabel(v), "", false);
         else if (flag == "f" && n && *n > 0 && *n < 1) s.strength = *n, found(info, "strength");

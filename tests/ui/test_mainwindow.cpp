@@ -4,6 +4,7 @@
 // hooks, so none can hang a test.
 #include "core/pipeline/engine.h"
 #include "core/resources.h"
+#include "imaging/png.h"
 #include "latencyprobe.h"
 #include "ui/compareview.h"
 #include "ui/dialoghooks.h"
@@ -32,6 +33,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -458,6 +460,49 @@ private slots:
         QCOMPARE(s.model, std::string("demo:tiny-sd1"));  // the open model stays
         QVERIFY(!w.restoreFromFile(dir.filePath("missing.png")));
         QVERIFY(w.statusBar()->currentMessage().contains("missing.png"));
+    }
+
+    // Another tool's image dropped on the window: Reproduce reruns it on the open model and says field by field what
+    // matched (here everything: the text was written from a demo run) and how far the pixels are.
+    void reproducesAnotherToolsImage() {
+        dd::api::GenerationSettings s;
+        s.model = dd::pipeline::kDemoModel;
+        s.prompt = "a red kite";
+        s.seed = 5;
+        s.steps = 2;
+        s.width = s.height = 48;
+        s.plan.threads = 2;
+        dd::pipeline::Engine engine;
+        dd::api::CancelToken cancel;
+        const auto made = engine.generate(s, cancel, nullptr);
+        QTemporaryDir dir;
+        const QString png = dir.filePath("from-a1111.png");
+        dd::imaging::writePng(png.toStdString(), made.images[0],
+                              {{"parameters", "a red kite\nSteps: 2, Sampler: Euler a, Schedule type: Automatic, CFG scale: 7, "
+                                              "Seed: 5, Size: 48x48, ADetailer model: face_yolov8n.pt, RNG: CPU, Version: v1.10.1"}});
+        MainWindow w({});
+        QVERIFY2(w.restoreFromFile(png), qPrintable(w.statusBar()->currentMessage()));
+        auto* reproduce = w.findChild<QPushButton*>("reproduceButton");
+        QVERIFY(reproduce && !reproduce->isHidden());
+        QVERIFY(reproduce->text().contains("from-a1111.png"));
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        QTest::mouseClick(reproduce, Qt::LeftButton);
+        QVERIFY(finished.wait(120000));
+        QVERIFY(w.lastVerify().has_value());
+        const QString report = w.lastVerify()->report;
+        // The window's run may split its sums over another thread count than the engine here: within 1/255.
+        QVERIFY2(report.contains("made with: AUTOMATIC1111 (v1.10.1)") && report.contains("ADetailer model: face_yolov8n.pt") &&
+                     (report.contains("pixels:    identical") || report.contains("pixels:    max |diff| 1,")),
+                 qPrintable(report));
+        QTRY_VERIFY(w.findChild<QLabel*>("restoreNotice")->text().contains("made with: AUTOMATIC1111"));
+        // A settings file is not an image: nothing to reproduce.
+        const QString txt = dir.filePath("a.txt");
+        QFile f(txt);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("a cat\nSteps: 2, Sampler: Euler, CFG scale: 6, Seed: 7, Size: 64x64\n");
+        f.close();
+        QVERIFY(w.restoreFromFile(txt));
+        QVERIFY(reproduce->isHidden());
     }
 
     // The probe can fail: an 80 ms busy slot and an 80 ms sleep on the UI thread are both reported as stalls (time
