@@ -3,6 +3,7 @@
 #include "core/settings/a1111_parameters.h"
 #include "core/settings/generation_info_detail.h"
 #include "core/settings/image_metadata.h"
+#include "core/settings/stealth_png.h"
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,24 @@ Restored fromJsonText(std::string_view text, std::string_view name) {
     return r;
 }
 
+// Text hidden in the pixels: A1111's parameters, or NovelAI's chunks as a JSON object of strings.
+std::optional<GenerationInfo> fromStealthText(std::string_view png) {
+    const auto text = readStealthPngInfo(png);
+    if (!text) return std::nullopt;
+    std::map<std::string, std::string> chunks;
+    const bool object = detail::trim(*text).substr(0, 1) == "{";
+    if (object) detail::checkJsonDepth(*text, "stealth PNG info");
+    const json j = object ? json::parse(*text, nullptr, false) : json();
+    if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) chunks[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    } else {
+        chunks["parameters"] = *text;
+    }
+    auto info = readGenerationInfo(chunks);
+    if (info) info->warnings.insert(info->warnings.begin(), "read from the text hidden in the image's pixels (stealth PNG info)");
+    return info;
+}
+
 } // namespace
 
 Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
@@ -96,6 +115,7 @@ Restored restoreFromBytes(std::string_view bytes, std::string_view name) {
         std::optional<GenerationInfo> info;
         try {
             info = readGenerationInfo(t.text);
+            if (!info && format == ImageFormat::Png) info = fromStealthText(bytes);
         } catch (const MetadataError& e) {
             throw MetadataError(std::string(name) + ": " + e.what());
         }

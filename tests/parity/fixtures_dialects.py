@@ -12,6 +12,7 @@ fields are the ones the layout holds, as sd-prompt-reader documents them.
 Writes <outdir>/dialects/<name>.png and cases.json: per image the prompt, negative prompt, seed, steps, CFG, size
 and model sd-parsers read (or the layout holds), the sampler name as written and the A1111 label it stands for.
 """
+import gzip
 import json
 import pathlib
 import sys
@@ -96,14 +97,39 @@ CASES = [
         '<xmp:CreatorTool>Draw Things</xmp:CreatorTool><exif:UserComment><rdf:Alt><rdf:li xml:lang="x-default">'
         + escape(json.dumps(DRAW_THINGS_JSON)) + '</rdf:li></rdf:Alt></exif:UserComment></rdf:Description></rdf:RDF></x:xmpmeta>')},
      "DPM++ 2M Karras", "DPM++ 2M Karras", "layout"),
+    ("a1111_stealth", {"stealth": "a castle on a hill\nNegative prompt: blurry\nSteps: 30, Sampler: Euler a, CFG scale: 7.5, "
+                                  "Seed: 1234, Size: 64x48, Model: dreamshaper_8, Version: v1.10.1"},
+     "Euler a", "Euler a", "sd-parsers"),
+    ("novelai_stealth", {"stealth": json.dumps({"Description": "a castle on a hill", "Software": "NovelAI",
+                                                "Source": "Stable Diffusion XL C1E1DE52",
+                                                "Comment": json.dumps({"steps": 30, "sampler": "k_euler", "seed": 1234,
+                                                                       "scale": 7.5, "uc": "blurry", "width": 64, "height": 48})})},
+     "k_euler", "Euler", "sd-parsers"),
 ]
 
 LAYOUT = {"prompt": "a castle on a hill", "negative": "blurry", "seed": 1234, "steps": 30, "cfg": 7.5, "width": 64, "height": 48}
 LAYOUT_MODELS = {"swarmui": "dreamshaper_8", "easydiffusion": "dreamshaper_8", "drawthings": "sd_v1.5_f16.ckpt"}
 
 
+def stealth_image(text):
+    """The stealth PNG info layout: in each pixel's alpha low bit, down each column then the next, MSB first:
+    "stealth_pngcomp", the gzip payload's length in bits (32-bit big-endian), the payload."""
+    payload = gzip.compress(text.encode())
+    data = b"stealth_pngcomp" + (len(payload) * 8).to_bytes(4, "big") + payload
+    bits = [(byte >> (7 - i)) & 1 for byte in data for i in range(8)]
+    image = Image.new("RGBA", (64, 48), (120, 30, 200, 255))
+    px = image.load()
+    for n, bit in enumerate(bits):
+        x, y = divmod(n, image.height)
+        r, g, b, a = px[x, y]
+        px[x, y] = (r, g, b, (a & ~1) | bit)
+    return image
+
+
 def png(path, chunks):
     info = PngImagePlugin.PngInfo()
+    if "stealth" in chunks:  # no text chunks: the text is in the pixels
+        return stealth_image(chunks["stealth"]).save(path)
     for k, v in chunks.items():
         if k.startswith("XML:"):
             info.add_itxt(k, v)
