@@ -50,6 +50,20 @@ void setSize(GenerationInfo& info, int64_t w, int64_t h) {
     found(info, "width"), found(info, "height");
 }
 
+// The fields every JSON format here has, under its own names.
+struct CommonKeys {
+    const char *prompt, *negative, *seed, *steps, *cfg;
+};
+void readCommon(const json& j, const CommonKeys& k, GenerationInfo& info) {
+    auto& s = info.settings;
+    s.prompt = jsonString(j, k.prompt);
+    s.negativePrompt = jsonString(j, k.negative);
+    found(info, "prompt"), found(info, "negative_prompt");
+    if (looseNumber(j, k.seed, s.seed)) found(info, "seed");
+    if (looseNumber(j, k.steps, s.steps) && s.steps >= 1) found(info, "steps");
+    if (looseNumber(j, k.cfg, s.cfgScale)) found(info, "cfg_scale");
+}
+
 // "k_euler_ancestral", "k_lms", "ddim"… (InvokeAI 2.x, NovelAI), "euler_a" (Easy Diffusion): ComfyUI's names after
 // the prefix, with the abbreviations.
 std::string samplerLabel(std::string name) {
@@ -150,12 +164,8 @@ GenerationInfo readNovelAiMetadata(std::string_view comment, std::string_view de
     GenerationInfo info;
     info.format = "novelai";
     auto& s = info.settings;
-    s.prompt = !jsonString(j, "prompt").empty() ? jsonString(j, "prompt") : std::string(description);
-    s.negativePrompt = jsonString(j, "uc");
-    found(info, "prompt"), found(info, "negative_prompt");
-    if (looseNumber(j, "steps", s.steps) && s.steps >= 1) found(info, "steps");
-    if (looseNumber(j, "seed", s.seed)) found(info, "seed");
-    if (looseNumber(j, "scale", s.cfgScale)) found(info, "cfg_scale");
+    readCommon(j, {"prompt", "uc", "seed", "steps", "scale"}, info);
+    if (s.prompt.empty()) s.prompt = std::string(description);
     if (looseNumber(j, "cfg_rescale", s.guidanceRescale) && s.guidanceRescale > 0) found(info, "guidance_rescale");
     int64_t w = 0, h = 0;
     if (looseNumber(j, "width", w) && looseNumber(j, "height", h)) setSize(info, w, h);
@@ -185,12 +195,7 @@ GenerationInfo readSwarmUiParameters(std::string_view text) {
     GenerationInfo info;
     info.format = "swarmui";
     auto& s = info.settings;
-    s.prompt = jsonString(p, "prompt");
-    s.negativePrompt = jsonString(p, "negativeprompt");
-    found(info, "prompt"), found(info, "negative_prompt");
-    if (looseNumber(p, "seed", s.seed)) found(info, "seed");
-    if (looseNumber(p, "steps", s.steps) && s.steps >= 1) found(info, "steps");
-    if (looseNumber(p, "cfgscale", s.cfgScale)) found(info, "cfg_scale");
+    readCommon(p, {"prompt", "negativeprompt", "seed", "steps", "cfgscale"}, info);
     int64_t w = 0, h = 0;
     if (looseNumber(p, "width", w) && looseNumber(p, "height", h)) setSize(info, w, h);
     if (int skip = 0; looseNumber(p, "clipstopatlayer", skip) && skip <= -1 && skip >= -24) s.clipSkip = -skip, found(info, "clip_skip");
@@ -239,12 +244,7 @@ GenerationInfo readDrawThings(std::string_view xmp) {
     GenerationInfo info;
     info.format = "drawthings";
     auto& s = info.settings;
-    s.prompt = jsonString(j, "c");
-    s.negativePrompt = jsonString(j, "uc");
-    found(info, "prompt"), found(info, "negative_prompt");
-    if (looseNumber(j, "seed", s.seed)) found(info, "seed");
-    if (looseNumber(j, "steps", s.steps) && s.steps >= 1) found(info, "steps");
-    if (looseNumber(j, "scale", s.cfgScale)) found(info, "cfg_scale");
+    readCommon(j, {"c", "uc", "seed", "steps", "scale"}, info);
     if (const auto size = jsonString(j, "size"); !size.empty()) {
         const size_t x = size.find('x');
         const auto w = detail::parseInteger(size.substr(0, x)), h = x == std::string::npos ? std::nullopt : detail::parseInteger(size.substr(x + 1));
