@@ -4,6 +4,8 @@
 // DIR/*.png (with --screenshot-load MODEL, also that model's load in progress, and the queue) and quits
 // (scripts/screenshots.sh runs it under Xvfb).
 #include "core/resources.h"
+#include "core/settings/a1111_parameters.h"
+#include "imaging/png.h"
 #include "ui/dialoghooks.h"
 #include "ui/engineworker.h"
 #include "ui/librarypanel.h"
@@ -83,6 +85,28 @@ bool serveScreenshot(dd::ui::MainWindow& window, const QString& dir) {
     const bool ok = save(&window, dir, "serve-api.png");
     serve->setChecked(false);
     return ok;
+}
+
+// Another tool's image dropped on the window and reproduced: the live picture saved as A1111 would save it (with an
+// extension's key we do not read), restored, then Reproduce; the report shows under the model picker.
+bool reproduceScreenshot(dd::ui::MainWindow& window, const QString& dir) {
+    const auto* live = window.runController()->lastLive();
+    if (!live || live->images.empty()) return false;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("00042-a1111.png");
+    dd::settings::A1111WriteOptions o;
+    o.version = "v1.10.1";
+    o.extra = {{"ADetailer model", "face_yolov8n.pt"}};
+    dd::imaging::writePng(file.toStdString(), live->images[0], {{"parameters", dd::settings::writeA1111Parameters(live->settings, o)}});
+    if (!window.restoreFromFile(file)) return false;
+    QEventLoop done;
+    QObject::connect(&window, &dd::ui::MainWindow::runFinished, &done, &QEventLoop::quit);
+    QTimer::singleShot(300000, &done, &QEventLoop::quit);
+    if (auto* reproduce = window.findChild<QPushButton*>("reproduceButton")) reproduce->click();
+    done.exec();
+    if (auto* scroll = window.findChild<QScrollArea*>("settingsScroll")) scroll->verticalScrollBar()->setValue(0);
+    wait(300);
+    return save(&window, dir, "reproduce.png");
 }
 
 // A real load caught half way: the worker waits at the VAE until the window (picker with its progress bar and
@@ -257,6 +281,7 @@ int screenshots(dd::ui::MainWindow& window, const QString& dir, const QString& l
     wait(300);
     ok = save(&window, dir, "live.png") && ok;
     live->click();
+    ok = reproduceScreenshot(window, dir) && ok;
     return serveScreenshot(window, dir) && ok ? 0 : 1;
 }
 

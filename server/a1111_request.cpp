@@ -125,7 +125,7 @@ void readSampler(Body& b, ApiRun& run) {
         b.read("sampler_index", [](const json&) {});
     b.read("scheduler", [&](const json& v) { scheduler = textOf(v, "scheduler"); });
     settings::GenerationInfo info;
-    settings::detail::setSampler(info, sampler, scheduler, scheduler == "automatic" || scheduler == "Automatic");
+    settings::detail::setSampler(info, sampler, scheduler, scheduler == "automatic" || scheduler == "Automatic", false);
     const auto& known = api::samplerNames();
     if (std::find(known.begin(), known.end(), info.settings.sampler) == known.end()) {
         std::string list;

@@ -210,7 +210,7 @@ std::string nearestSampler(const std::string& name) {
     return name.find("ancestral") != std::string::npos || name.ends_with(" a") ? "Euler a" : "Euler";
 }
 
-void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic) {
+void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic, bool nearest) {
     auto [base, suffix] = splitSamplerSchedule(sampler);
     std::string label;
     if (!suffix.empty()) {
@@ -230,9 +230,12 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
     } else {
         info.settings.sampler = base;
         info.settings.scheduleType = label;
-        if (std::find(known.begin(), known.end(), base) == known.end()) {
+        if (std::find(known.begin(), known.end(), base) == known.end() && nearest) {
             // A restore never fails for one field: the nearest sampler we have, said plainly.
             info.settings.sampler = nearestSampler(base);
+            if (const std::string both = info.settings.sampler + " " + label;
+                !label.empty() && std::find(known.begin(), known.end(), both) != known.end())
+                info.settings.sampler = both, info.settings.scheduleType.clear();
             info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has: restored as '" + info.settings.sampler +
                                     "', the nearest (the picture will differ)");
         } else if (!label.empty())
