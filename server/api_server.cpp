@@ -4,6 +4,7 @@
 #include "core/pipeline/model_search.h"
 #include "core/queue/durable_file.h"
 #include "core/settings/image_metadata.h"
+#include "core/text/embedding_library.h"
 #include "imaging/control_preprocess.h"
 #include "imaging/png.h"
 #include "server/a1111_request.h"
@@ -264,6 +265,19 @@ struct ApiServer::Impl {
         return out;
     }
 
+    // A1111's textual-inversion list. Which of them fit the model is decided per run, so every readable file is
+    // "loaded" (A1111's SDXL shape: clip_l's and clip_g's widths added); the refused ones are "skipped".
+    json embeddingList() const {
+        const auto lib = text::EmbeddingLibrary::scan(pipeline::embeddingFolders(o.embeddingFolders, o.loraFolders));
+        const auto entry = [](int64_t shape, int vectors) {
+            return json{{"step", nullptr}, {"sd_checkpoint", nullptr}, {"sd_checkpoint_name", nullptr}, {"shape", shape}, {"vectors", vectors}};
+        };
+        json loaded = json::object(), skipped = json::object();
+        for (const auto& f : lib.files) loaded[f.name] = entry(f.isXlPair() ? f.widthL + f.widthG : f.width, f.vectors);
+        for (const auto& p : lib.problems) skipped[p.name] = entry(0, 0);
+        return {{"loaded", loaded}, {"skipped", skipped}};
+    }
+
     json fileList(const std::vector<std::string>& files, bool lora) {
         json out = json::array();
         for (const auto& f : files) {
@@ -298,6 +312,8 @@ void ApiServer::Impl::routes() {
     get("schedulers", [](const httplib::Request&) { return schedulerList(); });
     get("loras", [this](const httplib::Request&) { return fileList(pipeline::loraFiles(o.loraFolders), true); });
     post("refresh-loras", [](const httplib::Request&) { return json(nullptr); });
+    get("embeddings", [this](const httplib::Request&) { return embeddingList(); });
+    post("refresh-embeddings", [](const httplib::Request&) { return json(nullptr); });  // the folders are read per run
     get("upscalers", [this](const httplib::Request&) {
         json out = json::array();  // A1111 lists its resizers first
         for (const auto& name : api::resizeUpscalers())

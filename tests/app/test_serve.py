@@ -36,6 +36,9 @@ def check(condition, what):
         FAILURES.append(what)
 
 
+EMBEDDINGS = ""  # fixtures_textual_inversion.py's folder (main sets it)
+
+
 class Server:
     """A `serve` process on a free port; its first stdout line names the port."""
 
@@ -84,7 +87,7 @@ def run_client_checks(cli, tmp):
     out = tmp / "out"
     # A fixed thread count on both sides: the count that follows the load (ctest runs tests side by side) changes
     # the order of float sums, and so the last bits of the pixels.
-    server = Server(cli, out, "--model", "demo:tiny-sd1", "--threads", "2")
+    server = Server(cli, out, "--model", "demo:tiny-sd1", "--threads", "2", "--embeddings-dir", EMBEDDINGS)
     api = webuiapi.WebUIApi(host="127.0.0.1", port=server.port, sampler="Euler a", steps=4)
     prompt = "a red fox in the snow"
     common = ["--prompt", prompt, "--seed", "7", "--steps", "4", "--size", "64x64", "--sampler", "Euler a", "--cfg", "7"]
@@ -92,6 +95,9 @@ def run_client_checks(cli, tmp):
     models = api.util_get_model_names()
     check("demo:tiny-sd1" in models and "shapes (built-in)" in models, f"sd-models lists the start and built-in models {models}")
     check({s["name"] for s in api.get_samplers()} >= {"Euler a", "DPM++ 2M Karras"}, "samplers are A1111's names")
+    embeddings = api.get_embeddings()
+    check(embeddings["loaded"].get("tinyneg", {}).get("vectors") == 3 and "oldstyle" in embeddings["skipped"],
+          f"embeddings lists the folder's files, the pickle skipped {embeddings}")
 
     r = api.txt2img(prompt=prompt, seed=7, steps=4, width=64, height=64, cfg_scale=7)
     check(len(r.images) == 1 and r.image.size == (64, 64), "txt2img answers one 64x64 image")
@@ -240,7 +246,10 @@ def run_load_test(cli, tmp):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
+    parser.add_argument("--fixtures", required=True)
     args = parser.parse_args()
+    global EMBEDDINGS
+    EMBEDDINGS = str(pathlib.Path(args.fixtures) / "textual_inversion" / "embeddings")
     with tempfile.TemporaryDirectory(prefix="dd-serve-") as t:
         tmp = pathlib.Path(t)
         run_client_checks(args.cli, tmp)
