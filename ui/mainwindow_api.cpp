@@ -57,6 +57,7 @@ void MainWindow::setServingApi(bool on) {
     o.startModel = fixed.empty() ? std::string() : fixed.front().title;
     o.loraFolders = toStdStrings(m_prefs.loraFolders);
     o.upscalerFolders = toStdStrings(m_prefs.upscalerFolders);
+    o.embeddingFolders = toStdStrings(m_prefs.embeddingFolders);
     o.version = "DiffusionDesk " DD_VERSION;
     auto* bridge = new ApiBridge(m_run);
     connect(m_queue->service(), &QueueService::changed, bridge, &ApiBridge::onJobsChanged);
