@@ -153,8 +153,8 @@ GenerationInfo fromParameters(std::string_view text) {
         if (text.find("\"sui_image_params\"") != std::string_view::npos) return readSwarmUiParameters(text);
         if (text.find("\"use_stable_diffusion_model\"") != std::string_view::npos) {  // Easy Diffusion's JPEG / WebP
             std::map<std::string, std::string> fields;
-            for (const auto& [k, v] : detail::parseJsonObject(text, "Easy Diffusion metadata").items())
-                fields[k] = v.is_string() ? v.get<std::string>() : v.dump();
+            const nlohmann::json j = detail::parseJsonObject(text, "Easy Diffusion metadata");  // items() must not outlive it
+            for (const auto& [k, v] : j.items()) fields[k] = v.is_string() ? v.get<std::string>() : v.dump();
             return readEasyDiffusion(fields);
         }
         return readFooocusMetadata(text);  // Fooocus' own scheme
