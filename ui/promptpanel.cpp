@@ -91,7 +91,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_embeddingsButton->setPopupMode(QToolButton::InstantPopup);
     m_embeddingsButton->setAutoRaise(true);
     m_embeddingsButton->setMenu(new QMenu(m_embeddingsButton));
-    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    m_focusWatch = connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
         if (now == m_prompt || now == m_negative) m_lastPromptBox = static_cast<QPlainTextEdit*>(now);
     });
     for (auto* l : {m_promptTokens, m_negativeTokens}) {
@@ -256,6 +256,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     setSettings({});
     updateEmbeddingsMenu();
 }
+
+PromptPanel::~PromptPanel() { disconnect(m_focusWatch); }
 
 void PromptPanel::setModelFamily(const QString& family, bool demo) {
     m_sizePreset->clear();

@@ -25,6 +25,7 @@ class PromptPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
+    ~PromptPanel() override;
     // The settings as shown; with a random seed, `seed` is whatever the seed box holds (see takeSeed).
     api::GenerationSettings settings() const;
     void setSettings(const api::GenerationSettings& s);
@@ -72,6 +73,7 @@ private:
     QToolButton* m_embeddingsButton;
     text::EmbeddingLibrary m_embeddings;
     QPlainTextEdit* m_lastPromptBox;  // where Embeddings inserts a name: the prompt box that had focus last
+    QMetaObject::Connection m_focusWatch;  // qApp's focusChanged: cut before ~QWidget, which still changes focus
     QDoubleSpinBox* m_seed;  // seeds run to 2^32 - 1 (A1111), past QSpinBox's int
     QCheckBox* m_random;
     QSpinBox* m_steps;
