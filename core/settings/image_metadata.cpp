@@ -54,10 +54,11 @@ std::string latin1ToUtf8(std::string_view s) {
     return out;
 }
 
-// nullopt when the output would pass kMaxMetadataText (a decompression bomb) or the stream is broken.
-std::optional<std::string> inflateCapped(std::string_view data, bool* tooLarge) {
+} // namespace
+
+std::optional<std::string> inflateCapped(std::string_view data, int windowBits, std::size_t cap, bool* tooLarge) {
     z_stream z{};
-    if (inflateInit(&z) != Z_OK) return std::nullopt;
+    if (inflateInit2(&z, windowBits) != Z_OK) return std::nullopt;
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
     z.avail_in = uInt(data.size());
     std::string out;
@@ -68,8 +69,8 @@ std::optional<std::string> inflateCapped(std::string_view data, bool* tooLarge) 
         z.avail_out = sizeof buf;
         rc = inflate(&z, Z_NO_FLUSH);
         out.append(buf, sizeof buf - z.avail_out);
-        if (out.size() > kMaxMetadataText) {
-            *tooLarge = true;
+        if (out.size() > cap) {
+            if (tooLarge) *tooLarge = true;
             inflateEnd(&z);
             return std::nullopt;
         }
@@ -79,6 +80,8 @@ std::optional<std::string> inflateCapped(std::string_view data, bool* tooLarge) 
     if (rc != Z_STREAM_END) return std::nullopt;
     return out;
 }
+
+namespace {
 
 class TextSink {
 public:
@@ -132,7 +135,7 @@ void readPng(std::string_view s, TextSink& sink) {
         std::optional<std::string> text;
         if (type == "zTXt") {
             if (rest.empty() || rest[0] != 0) { sink.warn("zTXt '" + key + "': unknown compression; ignored"); continue; }
-            if (auto t = inflateCapped(rest.substr(1), &tooLarge)) text = latin1ToUtf8(*t);
+            if (auto t = inflateCapped(rest.substr(1), 15, kMaxMetadataText, &tooLarge)) text = latin1ToUtf8(*t);
         } else {  // iTXt: flag, method, language\0, translated keyword\0, text
             if (rest.size() < 2) { sink.warn("iTXt '" + key + "' is truncated; ignored"); continue; }
             const bool compressed = rest[0] != 0;
@@ -141,7 +144,7 @@ void readPng(std::string_view s, TextSink& sink) {
             if (trans == std::string_view::npos) { sink.warn("iTXt '" + key + "' is truncated; ignored"); continue; }
             const std::string_view body = rest.substr(trans + 1);
             if (!compressed) text = std::string(body);
-            else if (rest[1] == 0) text = inflateCapped(body, &tooLarge);
+            else if (rest[1] == 0) text = inflateCapped(body, 15, kMaxMetadataText, &tooLarge);
         }
         if (text) sink.add(key, std::move(*text));
         else if (tooLarge) sink.warn("text '" + key + "' inflates past the 1 MiB limit; ignored");

@@ -9,8 +9,10 @@
 // Limits (untrusted input): each text at most kMaxMetadataText bytes after decompression (larger ones are
 // skipped with a warning), 64 MiB of text in all, at most 4096 chunks/segments. PNG tEXt/zTXt are Latin-1 and
 // come back as UTF-8. A damaged container is a MetadataError naming the file and the byte offset.
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ ImageText readImageText(std::string_view bytes, std::string_view name);
 // Charsets: ASCII, UNICODE (UTF-16 in the TIFF byte order, falling back to the other order when that one is
 // not valid UTF-16), undefined (read as UTF-8). Throws MetadataError for a broken structure.
 std::string exifUserComment(std::string_view exif, std::string_view name);
+
+// zlib (windowBits 15) or gzip (31) data inflated; nullopt when the stream is broken or its output passes `cap`
+// bytes (a decompression bomb; *tooLarge is then set when given).
+std::optional<std::string> inflateCapped(std::string_view data, int windowBits, std::size_t cap, bool* tooLarge = nullptr);
 
 // UserComment bytes as A1111 (piexif "unicode") writes them: "UNICODE\0" + UTF-16BE.
 std::string encodeUserComment(std::string_view utf8);

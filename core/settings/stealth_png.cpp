@@ -6,8 +6,7 @@
 #include "core/settings/stealth_png.h"
 
 #include "core/settings/generation_info.h"
-
-#include <zlib.h>
+#include "core/settings/image_metadata.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -21,30 +20,6 @@ constexpr size_t kMaxText = 1u << 20;
 
 uint32_t be32(std::string_view s, size_t at) {
     return uint32_t(uint8_t(s[at])) << 24 | uint32_t(uint8_t(s[at + 1])) << 16 | uint32_t(uint8_t(s[at + 2])) << 8 | uint8_t(s[at + 3]);
-}
-
-// zlib (windowBits 15) or gzip (31) data, inflated up to `cap` bytes; nullopt when broken or larger.
-std::optional<std::string> inflateTo(std::string_view data, int windowBits, size_t cap) {
-    z_stream z{};
-    if (inflateInit2(&z, windowBits) != Z_OK) return std::nullopt;
-    std::string out(std::min<size_t>(cap, 1u << 16), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    z.avail_in = uInt(data.size());
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        if (z.total_out == out.size()) {
-            if (out.size() >= cap) break;
-            out.resize(std::min(cap, out.size() * 2));
-        }
-        z.next_out = reinterpret_cast<Bytef*>(out.data() + z.total_out);
-        z.avail_out = uInt(out.size() - z.total_out);
-        rc = inflate(&z, Z_NO_FLUSH);
-    }
-    const size_t total = z.total_out;
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END) return std::nullopt;
-    out.resize(total);
-    return out;
 }
 
 struct Pixels {
@@ -81,7 +56,7 @@ std::optional<Pixels> decode(std::string_view png) {
     }
     if (px.channels == 0 || px.width == 0 || px.height == 0 || uint64_t(px.width) * px.height > kMaxPixels) return std::nullopt;
     const size_t stride = size_t(px.width) * size_t(px.channels);
-    const auto raw = inflateTo(idat, 15, (stride + 1) * px.height);
+    const auto raw = inflateCapped(idat, 15, (stride + 1) * px.height);
     if (!raw || raw->size() != (stride + 1) * px.height) return std::nullopt;
     px.rgba.resize(stride * px.height);
     const int bpp = px.channels;
@@ -152,7 +127,7 @@ std::optional<std::string> readStealthPngInfo(std::string_view png) {
             if (payload.size() > kMaxText) throw MetadataError("stealth PNG info: over 1 MiB of text");
             return payload;
         }
-        auto text = inflateTo(payload, 31, kMaxText);
+        auto text = inflateCapped(payload, 31, kMaxText);
         if (!text) throw MetadataError("stealth PNG info: its gzip data is broken or inflates past 1 MiB");
         return text;
     }
