@@ -202,6 +202,13 @@ void validate(const GenerationSettings& s) {
         fail("prediction type '" + s.predictionType + "' is unknown (use \"epsilon\" or \"v_prediction\")");
     if (!s.timestepSpacing.empty() && !isTimestepSpacing(s.timestepSpacing))
         fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
+    if (!s.scheduleType.empty() && !isScheduleType(s.scheduleType)) {
+        std::string labels;
+        for (const auto& l : scheduleTypes()) labels += (labels.empty() ? "\"" : ", \"") + l + "\"";
+        fail("schedule type '" + s.scheduleType + "' is unknown (use " + labels + ")");
+    }
+    if (!s.scheduleType.empty() && !isKDiffusionSampler(s.sampler))
+        fail("the sampler '" + s.sampler + "' has its own schedule: leave the schedule type empty (it applies to the k-diffusion samplers)");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
     const VariationSetting& v = s.variation;
@@ -264,9 +271,47 @@ void validate(const GenerationSettings& s) {
 bool isPredictionType(const std::string& v) { return v == "epsilon" || v == "v_prediction"; }
 
 const std::vector<std::string>& samplerNames() {
-    static const std::vector<std::string> names{"Euler",        "Euler a", "DDIM", "PLMS", "DPM++ 2M", "DPM++ 2M Karras",
-                                                "DPM++ 2M SDE", "Heun",    "LMS",  "UniPC", "LCM"};
+    static const std::vector<std::string> names{
+        "Euler",        "Euler a",    "DDIM",      "PLMS",         "DPM++ 2M",          "DPM++ 2M Karras",
+        "DPM++ 2M SDE", "Heun",       "LMS",       "UniPC",        "LCM",               "DPM2",
+        "DPM2 a",       "DPM++ 2S a", "DPM++ SDE", "DPM++ 3M SDE", "DPM++ 2M SDE Heun"};
     return names;
+}
+
+const std::vector<std::string>& kDiffusionSamplers() {
+    static const std::vector<std::string> names{"Euler",  "Euler a",    "Heun",     "DPM2",      "DPM2 a",
+                                                "DPM++ 2S a", "DPM++ 2M", "DPM++ SDE", "DPM++ 2M SDE",
+                                                "DPM++ 2M SDE Heun", "DPM++ 3M SDE", "LMS"};
+    return names;
+}
+
+bool isKDiffusionSampler(const std::string& sampler) {
+    const auto& k = kDiffusionSamplers();
+    return std::find(k.begin(), k.end(), sampler) != k.end();
+}
+
+bool runsKDiffusion(const GenerationSettings& s) {
+    static const std::vector<std::string> onlyK{"DPM2", "DPM2 a", "DPM++ 2S a", "DPM++ SDE", "DPM++ 2M SDE Heun", "DPM++ 3M SDE"};
+    return isKDiffusionSampler(s.sampler) &&
+           (!s.scheduleType.empty() || std::find(onlyK.begin(), onlyK.end(), s.sampler) != onlyK.end());
+}
+
+const std::vector<std::string>& scheduleTypes() {
+    static const std::vector<std::string> labels{"Automatic", "Uniform",    "Karras", "Exponential", "Polyexponential",
+                                                 "SGM Uniform", "KL Optimal", "Simple", "Normal",      "DDIM", "Beta"};
+    return labels;
+}
+
+bool isScheduleType(const std::string& v) {
+    const auto& l = scheduleTypes();
+    return std::find(l.begin(), l.end(), v) != l.end();
+}
+
+std::string automaticSchedule(const std::string& sampler) {
+    if (sampler == "DPM++ 2M" || sampler == "DPM++ SDE" || sampler == "DPM++ 2S a" || sampler == "DPM2" || sampler == "DPM2 a")
+        return "Karras";
+    if (sampler == "DPM++ 2M SDE" || sampler == "DPM++ 2M SDE Heun" || sampler == "DPM++ 3M SDE") return "Exponential";
+    return "Uniform";
 }
 
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }

@@ -223,5 +223,18 @@ bool isMaskedContent(const std::string& v);
 // The samplers DiffusionDesk runs, spelled as A1111's UI does ("Euler a", "DPM++ 2M Karras"...): the one list
 // the window, the CLI, the A1111 reader and the scheduler factory (core/sched/factory.cpp) all use.
 const std::vector<std::string>& samplerNames();
+// Two implementations stand behind those names. With no schedule type, a sampler diffusers has runs as diffusers
+// runs it (the parity the engine is verified by). With a schedule type ("Automatic", "Karras"…), or for the
+// samplers only k-diffusion has (DPM2, DPM2 a, DPM++ 2S a, DPM++ SDE, DPM++ 2M SDE Heun, DPM++ 3M SDE), it runs
+// as A1111 and ComfyUI run it: k-diffusion's sampler over A1111's schedule (docs/reproduce.md).
+const std::vector<std::string>& kDiffusionSamplers();
+bool isKDiffusionSampler(const std::string& sampler);
+bool runsKDiffusion(const GenerationSettings& s);
+// A1111's schedule types, "Automatic" first (the sampler's own: automaticSchedule).
+const std::vector<std::string>& scheduleTypes();
+bool isScheduleType(const std::string& v);
+// What A1111 1.10 takes for "Automatic": Karras for DPM++ 2M, DPM++ SDE, DPM++ 2S a, DPM2 and DPM2 a,
+// Exponential for the DPM++ 2M SDE and 3M SDE family, Uniform for the rest.
+std::string automaticSchedule(const std::string& sampler);
 
 } // namespace dd::api

@@ -218,6 +218,11 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
 
 // Image i of a batch draws from its own stream (CPU or NV: settings.rng) seeded with its seed (seed + i, or the seed
 // for all while a variation blends), so any image of a batch can be remade alone. `delta`: A1111's ENSD restart.
+// The sampler the settings name (with their schedule type), over a model's scheduler configuration.
+std::unique_ptr<sched::Scheduler> schedulerFor(const api::GenerationSettings& s, const nlohmann::json& schedulerConfig) {
+    return sched::makeScheduler(s.sampler, s.scheduleType, schedulerConfig, api::schedulerOverrides(s));
+}
+
 std::vector<sched::ImageRng> imageGenerators(const api::GenerationSettings& s, int64_t delta = 0) {
     std::vector<sched::ImageRng> gens;
     for (int64_t i = 0; i < s.batchSize; ++i)
@@ -552,7 +557,7 @@ private:
 
     void checkSizeAndSampler() {
         SdModel& m = model();
-        sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));  // an unknown sampler stops here
+        schedulerFor(s, m.schedulerConfig);  // an unknown sampler stops here
         const int64_t f = m.vaeScaleFactor();
         if (s.width % f || s.height % f) throw std::invalid_argument("size must be a multiple of " + std::to_string(f) + " for this model");
         auto& c = m_ladder.context();
@@ -601,7 +606,7 @@ private:
 
     // Model calls in a schedule of `steps` (Heun calls twice a step): what prompt editing counts.
     int modelCalls(const SdModel& m, int steps) const {
-        auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));
+        auto scheduler = schedulerFor(s, m.schedulerConfig);
         scheduler->setTimesteps(steps);
         return int(scheduler->timesteps().size(0));
     }
@@ -769,8 +774,7 @@ private:
         const StepConditioning cond = stepConditioning(m_prompts, m, s, unetDtype);
         std::vector<sched::ImageRng> gens = imageGenerators(s);
         sched::NoiseSource noise(gens);
-        const nlohmann::json overrides = api::schedulerOverrides(s);
-        auto scheduler = sched::makeScheduler(s.sampler, m.schedulerConfig, overrides);
+        auto scheduler = schedulerFor(s, m.schedulerConfig);
         scheduler->setTimesteps(s.steps, device());
         int64_t begin = 0;
         torch::Tensor latents = initialLatents(*scheduler, gens, noise, begin);
@@ -788,7 +792,7 @@ private:
         // with the same generators (diffusers: denoising_end on the base, denoising_start on the refiner). It is
         // another UNet: the ControlNets steer the base's steps only.
         SdModel& r = refiner();
-        auto refinerScheduler = sched::makeScheduler(s.sampler, r.schedulerConfig, overrides);
+        auto refinerScheduler = schedulerFor(s, r.schedulerConfig);
         refinerScheduler->setTimesteps(s.steps, device());
         const double at = s.refiner.switchAt;
         const int64_t baseEnd = std::max(begin, baseEndIndex(*scheduler, numTrainTimesteps(m.schedulerConfig), at));
@@ -808,7 +812,7 @@ private:
     torch::Tensor withHiresPass(SdModel& m, const StepConditioning& cond, sched::Scheduler& first, const torch::Tensor& start,
                                 int64_t begin, torch::ScalarType unetDtype, sched::NoiseSource& noise, const BaseControl& control) {
         const auto& h = s.hires;
-        auto second = sched::makeScheduler(s.sampler, m.schedulerConfig, api::schedulerOverrides(s));
+        auto second = schedulerFor(s, m.schedulerConfig);
         second->setTimesteps(h.steps > 0 ? h.steps : s.steps, device());
         const auto cut = second->img2imgTimesteps(h.denoising);
         if (cut.numSteps < 1) throw std::invalid_argument("hires denoising strength is too low: no second-pass step remains");

@@ -1,9 +1,11 @@
 // A1111 sampler names (api::samplerNames, the one list) → diffusers scheduler classes and options, as diffusers documents the mapping and its
 // users write it: XScheduler.from_config(pipe.scheduler.config, **options).
+#include "core/sched/k_diffusion.h"
 #include "core/sched/schedulers.h"
 
 #include "core/api/generation_settings.h"
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 
@@ -35,9 +37,7 @@ const std::vector<Entry>& entries() {
     return table;
 }
 
-} // namespace
-
-std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
+std::unique_ptr<Scheduler> makeDiffusers(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
                                          const nlohmann::json& overrides) {
     for (const auto& e : entries()) {
         if (userName != e.name) continue;
@@ -52,8 +52,30 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nloh
     throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
 }
 
+} // namespace
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const std::string& scheduleType,
+                                         const nlohmann::json& pipelineSchedulerConfig, const nlohmann::json& overrides) {
+    api::GenerationSettings s;
+    s.sampler = userName, s.scheduleType = scheduleType;
+    if (!api::runsKDiffusion(s)) {
+        const auto& known = api::samplerNames();
+        if (!scheduleType.empty() && std::find(known.begin(), known.end(), userName) != known.end()) throw std::invalid_argument("the sampler \"" + userName + "\" has its own schedule: leave the schedule type empty");
+        return makeDiffusers(userName, pipelineSchedulerConfig, overrides);
+    }
+    nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
+    if (overrides.is_object())
+        for (const auto& [key, value] : overrides.items()) config[key] = value;
+    return makeKDiffusion(userName, scheduleType, config);
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
+                                         const nlohmann::json& overrides) {
+    return makeScheduler(userName, "", pipelineSchedulerConfig, overrides);
+}
+
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig) {
-    return makeScheduler(userName, pipelineSchedulerConfig, nlohmann::json::object());
+    return makeScheduler(userName, "", pipelineSchedulerConfig, nlohmann::json::object());
 }
 
 } // namespace dd::sched

@@ -60,6 +60,8 @@ ImageRng::ImageRng(at::Generator cpu) : m(std::make_shared<State>()) {
 
 ImageRng::Kind ImageRng::kind() const { return m->kind; }
 
+uint64_t ImageRng::seed() const { return m->kind == Kind::Cpu && m->cpu.defined() ? m->cpu.current_seed() : m->seed; }
+
 at::Tensor ImageRng::randn(at::IntArrayRef shape, at::ScalarType dtype) {
     if (m->kind == Kind::Cpu) return torch::randn(shape, m->cpu, torch::TensorOptions().dtype(dtype));
     auto t = torch::empty(shape, torch::kFloat32);

@@ -26,6 +26,7 @@ public:
     // randn of `shape` on the CPU, from this stream (torch's generator draws in `dtype` itself; Philox in fp32).
     at::Tensor randn(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat);
     Kind kind() const;
+    uint64_t seed() const;  // the seed the stream started from
 
 private:
     struct State;

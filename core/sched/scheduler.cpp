@@ -15,10 +15,11 @@ namespace dd::sched {
 
 // ---- noise ---------------------------------------------------------------------------------------------
 
-NoiseSource::NoiseSource(at::Generator generator) : m_streams{ImageRng(std::move(generator))} {}
+NoiseSource::NoiseSource(at::Generator generator) : m_streams{ImageRng(std::move(generator))}, m_seeds{m_streams[0].seed()} {}
 
 NoiseSource::NoiseSource(std::vector<ImageRng> perImage) : m_streams(std::move(perImage)) {
     if (m_streams.empty()) throw std::invalid_argument("NoiseSource: no generators");
+    for (const auto& s : m_streams) m_seeds.push_back(s.seed());
 }
 
 void NoiseSource::restart(std::vector<ImageRng> perImage) {

@@ -36,9 +36,13 @@ public:
     at::Tensor randn(at::IntArrayRef shape, at::ScalarType dtype, c10::Device device);
     // The streams later draws come from (A1111's Eta noise seed delta restarts them after the starting noise).
     void restart(std::vector<ImageRng> perImage);
+    // The images' seeds and kind of numbers as first given (the Brownian tree of the SDE samplers is keyed by them).
+    const std::vector<uint64_t>& imageSeeds() const { return m_seeds; }
+    ImageRng::Kind kind() const { return m_streams.front().kind(); }
 
 private:
     std::vector<ImageRng> m_streams;
+    std::vector<uint64_t> m_seeds;
 };
 
 // What an img2img run keeps of the schedule (diffusers' pipeline get_timesteps): the timesteps from
@@ -73,7 +77,7 @@ public:
     // Noise `original` to the level of timesteps()[stepIndex] (diffusers add_noise at that timestep).
     virtual at::Tensor addNoise(const at::Tensor& original, const at::Tensor& noise, int64_t stepIndex) const = 0;
     // Truncates the schedule for img2img; call after setTimesteps. Strength in [0, 1].
-    Img2ImgSchedule img2imgTimesteps(double strength) const;
+    virtual Img2ImgSchedule img2imgTimesteps(double strength) const;
 
 protected:
     // Stores the schedule: timesteps() on `device`, a CPU copy for reading values without a device sync.
@@ -86,8 +90,8 @@ protected:
     at::Tensor m_sigmas;
 };
 
-// The sampler names users know from A1111 ("Euler", "Euler a", "DDIM", "PLMS", "DPM++ 2M",
-// "DPM++ 2M Karras", "DPM++ 2M SDE", "Heun", "LMS", "UniPC", "LCM").
+// The sampler names users know from A1111 (api::samplerNames). With a schedule type (api::scheduleTypes), or for a
+// sampler only k-diffusion has, the k-diffusion sampler A1111 runs (api::runsKDiffusion).
 
 // Builds the scheduler a diffusers user gets from XScheduler.from_config(pipe.scheduler.config, **options):
 // keys of the pipeline's scheduler_config.json that the class accepts are taken, the rest keep the class
@@ -97,5 +101,7 @@ protected:
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
                                          const nlohmann::json& overrides);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig);
+std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const std::string& scheduleType,
+                                         const nlohmann::json& pipelineSchedulerConfig, const nlohmann::json& overrides);
 
 } // namespace dd::sched
