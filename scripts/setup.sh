@@ -24,7 +24,7 @@ fi
 # Project-local virtual environment carrying the pinned torch wheel (libtorch) and the reference packages.
 venv="$root/.venv"
 stamp="$venv/.requirements.sha256"
-want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+want="$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   py="$(command -v python3)"
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
@@ -38,5 +38,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing pinned Python packages into .venv (first time: several minutes)"
   "$venv/bin/python" -m pip install -q --no-cache-dir --upgrade pip
   "$venv/bin/python" -m pip install -q --no-cache-dir -r requirements.txt
+  "$venv/bin/python" -m pip install -q --no-cache-dir --no-deps -r requirements-nodeps.txt
   echo "$want" > "$stamp"
 fi

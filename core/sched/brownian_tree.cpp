@@ -127,6 +127,10 @@ struct BrownianTree::Impl {
     void locate(int i, double ta, double tb, std::vector<int>& out) {
         for (;;) {
             const Node& n = nodes[size_t(i)];
+            if (ta < n.start || tb > n.end) {  // after a split towards the far end, from the parent again
+                i = n.parent;
+                continue;
+            }
             if (ta == n.start && tb == n.end) {
                 out.push_back(i);
                 return;

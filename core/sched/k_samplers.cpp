@@ -11,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <deque>
 #include <stdexcept>
 
@@ -65,7 +66,7 @@ public:
         }
         std::vector<T> sigmas, ts;
         for (const auto& e : m_evals) sigmas.push_back(e.sigma), ts.push_back(m_model.sigmaToT(e.sigma));
-        m_sigmas = torch::cat({torch::stack(sigmas), torch::zeros({1})});
+        m_sigmas = torch::cat({torch::stack(sigmas), m_k.slice(0, m_k.size(0) - 1)});  // KL Optimal ends above 0
         assignTimesteps(torch::stack(ts), device);
         m_numInferenceSteps = m_k.size(0) - 1;
         m_history = History{};
@@ -329,6 +330,9 @@ std::unique_ptr<Scheduler> makeKDiffusion(const std::string& name, const std::st
     for (const auto& [n, algo] : algorithms()) {
         if (n != name) continue;
         const std::string schedule = label.empty() || label == "Automatic" ? api::automaticSchedule(name) : label;
+        const auto& known = scheduleLabels();
+        if (std::find(known.begin(), known.end(), schedule) == known.end())
+            throw std::invalid_argument("schedule type '" + label + "' is unknown");
         return std::make_unique<KDiffusionSampler>(algo, name, schedule, config);
     }
     throw std::invalid_argument("'" + name + "' is not a k-diffusion sampler");

@@ -235,7 +235,7 @@ private slots:
             QVERIFY(msg.contains("Euler b"));
             for (const auto& n : dd::api::samplerNames()) QVERIFY2(msg.contains(QString::fromStdString("\"" + n + "\"")), e.what());
         }
-        QCOMPARE(dd::api::samplerNames().size(), size_t(11));
+        QCOMPARE(dd::api::samplerNames().size(), size_t(17));
     }
 
     void unsupportedConfigIsRefused() {

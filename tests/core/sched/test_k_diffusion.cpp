@@ -1,0 +1,156 @@
+// The k-diffusion samplers and A1111's schedule types against the pinned k-diffusion package sampling the tiny
+// SD 1.x UNet through its CompVis wrapper (tests/parity/fixtures_k_diffusion.py), and the Brownian tree against
+// torchsde and numpy's SeedSequence.
+#include "core/api/generation_settings.h"
+#include "core/io/checkpoint.h"
+#include "core/io/safetensors.h"
+#include "core/nn/load_weights.h"
+#include "core/nn/unet.h"
+#include "core/sched/brownian_tree.h"
+#include "core/sched/scheduler.h"
+#include "tests/common/test_program.h"
+
+#include <QtTest>
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace test_k_diffusion {  // the test program is a unity build: each file keeps its names
+
+using namespace dd;
+using nlohmann::json;
+
+const std::string kDir = std::string(DD_FIXTURES_DIR) + "/k_diffusion";
+const std::string kModel = std::string(DD_FIXTURES_DIR) + "/models/tiny-sd1";
+
+json readJson(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("missing " + path + ": run tests/parity/make_fixtures.py first");
+    return json::parse(in);
+}
+
+double maxAbs(const torch::Tensor& a, const torch::Tensor& b) {
+    if (a.sizes() != b.sizes()) return std::numeric_limits<double>::infinity();
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+class TestKDiffusion : public QObject {
+    Q_OBJECT
+    json m_fixture;
+    io::Checkpoint m_ck;
+    nn::UNet2DConditionModel m_unet{nullptr};
+    io::TensorMap m_cond;
+
+    // A1111's loop: the latents twice (prompt, negative), guidance on the model's output, one step per call.
+    torch::Tensor sample(const json& c, const io::TensorMap& f) {
+        nlohmann::json overrides = nlohmann::json::object();
+        if (c.contains("prediction")) overrides["prediction_type"] = c["prediction"];
+        auto sch = sched::makeScheduler(c["sampler"], c["schedule"], m_ck.configs.at("scheduler"), overrides);
+        sch->setTimesteps(c["steps"]);
+        const int64_t batch = c.value("batch", 1);
+        std::vector<sched::ImageRng> gens;
+        for (int64_t b = 0; b < batch; ++b) gens.emplace_back(sched::ImageRng::Kind::Cpu, uint64_t(c["seed"].get<int64_t>() + b));
+        sched::NoiseSource noise(gens);
+        const auto start = noise.randn({batch, 4, f.at("noise").size(2), f.at("noise").size(3)}, torch::kFloat32, torch::kCPU);
+        if (!torch::equal(start, f.at("noise"))) throw std::runtime_error("the starting noise differs from the fixture's");
+        int64_t begin = 0;
+        torch::Tensor x;
+        if (c.contains("strength")) {
+            const auto cut = sch->img2imgTimesteps(c["strength"]);
+            begin = cut.beginIndex;
+            x = sch->addNoise(f.at("init"), start, begin);
+        } else {
+            x = start * sch->initNoiseSigma();
+        }
+        const auto embeds = torch::cat({m_cond.at("cond").expand({batch, -1, -1}), m_cond.at("uncond").expand({batch, -1, -1})});
+        const double cfg = m_fixture["cfg"];
+        torch::NoGradGuard noGrad;
+        for (int64_t i = begin; i < sch->timesteps().size(0); ++i) {
+            const auto out = m_unet->forward(sch->scaleModelInput(torch::cat({x, x}), i), sch->timesteps()[i], embeds, std::nullopt);
+            const auto parts = out.chunk(2);
+            x = sch->step(parts[1] + cfg * (parts[0] - parts[1]), i, x, noise);
+        }
+        return x;
+    }
+
+private slots:
+    void initTestCase() {
+        m_fixture = readJson(kDir + "/cases.json");
+        m_ck = io::loadCheckpoint(kModel);
+        m_unet = nn::UNet2DConditionModel(nn::UNetConfig::fromJson(m_ck.configs.at("unet")));
+        const auto unused = nn::loadWeights(*m_unet, m_ck.components.at("unet"), "unet");
+        QVERIFY(unused.empty());
+        m_unet->eval();
+        m_cond = io::SafetensorsFile::open(kDir + "/conditioning.safetensors")->all();
+    }
+
+    void seedSequenceMatchesNumpy() {
+        const json b = readJson(kDir + "/brownian.json");
+        for (const auto& s : b["seed_sequence"]) {
+            const auto got = sched::seedSequenceState(s["entropy"], s["spawn_key"].get<std::vector<uint64_t>>(), 24, 4);
+            QCOMPARE(got, s["state"].get<std::vector<uint32_t>>());
+        }
+    }
+
+    // Bit for bit: the same seeds, the same torch.randn, the same float32 bridge arithmetic.
+    void brownianTreeMatchesTorchsde() {
+        const json t = readJson(kDir + "/brownian.json")["tree"];
+        const auto w = io::SafetensorsFile::open(kDir + "/brownian.safetensors")->all();
+        sched::BrownianTree tree(t["t0"], t["t1"], t["shape"].get<std::vector<int64_t>>(), t["seed"], sched::ImageRng::Kind::Cpu);
+        for (size_t k = 0; k < t["queries"].size(); ++k) {
+            const auto& q = t["queries"][k];
+            const double err = maxAbs(tree.increment(q[0], q[1]), w.at("w" + std::to_string(k)));
+            QVERIFY2(err == 0, qPrintable(QString("query %1: max |Δ| %2").arg(k).arg(err)));
+        }
+    }
+
+    void runsMatchKDiffusion_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < m_fixture["cases"].size(); ++i)
+            QTest::newRow(m_fixture["cases"][i]["name"].get<std::string>().c_str()) << int(i);
+    }
+
+    void runsMatchKDiffusion() {
+        QFETCH(int, index);
+        const json& c = m_fixture["cases"][size_t(index)];
+        const auto f = io::SafetensorsFile::open(kDir + "/" + c["name"].get<std::string>() + ".safetensors")->all();
+        const auto got = sample(c, f);
+        const double err = maxAbs(got, f.at("latents")), scale = std::max(1.0, f.at("latents").abs().max().item<double>());
+        qInfo("%s: final latents max |Δ| %.3g (|x| up to %.3g)", c["name"].get<std::string>().c_str(), err, scale);
+        // These random-weight latents reach ±75, where float32's own spacing is 8e-6: measured against their scale.
+        QVERIFY2(err <= 1e-5 * scale, qPrintable(QString("max |Δ| %1 at scale %2").arg(err).arg(scale)));
+        // The first-order samplers evaluate the model once per σ of the schedule: the schedule itself, as computed.
+        if (c["sampler"] == "Euler" && !c.contains("strength")) {
+            auto sch = sched::makeScheduler(c["sampler"], c["schedule"], m_ck.configs.at("scheduler"), json::object());
+            sch->setTimesteps(c["steps"]);
+            const double schedErr = maxAbs(sch->sigmas(), f.at("sigmas"));
+            QVERIFY2(schedErr <= (c["schedule"] == "Beta" ? 1e-6 : 0.0), qPrintable(QString("schedule max |Δ| %1").arg(schedErr)));
+        }
+    }
+
+    void scheduleTypeNeedsAKDiffusionSampler() {
+        const auto& config = m_ck.configs.at("scheduler");
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sched::makeScheduler("UniPC", "Karras", config, json::object()));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sched::makeScheduler("Euler", "Sideways", config, json::object()));
+        // Without a schedule type a sampler diffusers has stays diffusers'; one it lacks is k-diffusion's.
+        QCOMPARE(sched::makeScheduler("Euler", config)->className(), std::string("EulerDiscreteScheduler"));
+        QCOMPARE(sched::makeScheduler("DPM2", config)->className(), std::string("k-diffusion DPM2 (Karras)"));
+        QCOMPARE(sched::makeScheduler("Euler", "Automatic", config, json::object())->className(), std::string("k-diffusion Euler (Uniform)"));
+        // Every name and schedule type the settings offer makes a schedule that ends where sampling does.
+        for (const auto& name : api::kDiffusionSamplers())
+            for (const auto& label : api::scheduleTypes()) {
+                auto sch = sched::makeScheduler(name, label, config, json::object());
+                sch->setTimesteps(4);
+                QVERIFY2(sch->timesteps().size(0) >= 3, qPrintable(QString::fromStdString(name + " / " + label)));
+                QVERIFY(sch->initNoiseSigma() > 1);
+            }
+    }
+};
+
+DD_REGISTER_TEST(TestKDiffusion)
+
+} // namespace test_k_diffusion
+#include "test_k_diffusion.moc"

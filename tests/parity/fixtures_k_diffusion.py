@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""k-diffusion parity fixtures: the pinned k-diffusion package sampling with the tiny SD 1.x UNet, as A1111 does.
+
+Usage: fixtures_k_diffusion.py <outdir>   (needs <outdir>/models from fixtures_models.py)
+  → <outdir>/k_diffusion/cases.json and <case>.safetensors: for each sampler and schedule type, the σ schedule,
+    the starting noise and the final latents of a run; brownian.json: torchsde's Brownian tree and numpy's
+    SeedSequence on their own.
+
+The UNet is wrapped as A1111 wraps a CompVis model: an object with `alphas_cumprod` (the betas and their product in
+float64, stored in float32, as ldm's register_schedule leaves them) and `apply_model(x, t, cond)`, given to
+k_diffusion.external.CompVisDenoiser (or CompVisVDenoiser) and a classifier-free-guidance wrapper that combines
+the denoised outputs as A1111's CFGDenoiser does. Schedules are k-diffusion's (uniform, Karras, exponential,
+polyexponential) and A1111's modules/sd_schedulers.py functions, re-created here from its source over the same
+wrapper; DPM2, DPM2 a and DPM++ 3M SDE drop the next-to-last σ, A1111's discard_next_to_last_sigma. Ancestral
+noise comes from one seeded CPU generator per image after the starting noise (A1111's "RNG: CPU"); the SDE
+samplers get k-diffusion's BrownianTreeNoiseSampler keyed by the images' seeds, as A1111's create_noise_sampler
+makes it. img2img follows A1111's sample_img2img (t_enc = int(strength · steps), sigma_sched from
+steps − t_enc − 1).
+"""
+import importlib.util
+import inspect
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import save_file
+from scipy import stats
+
+from diffusers import UNet2DConditionModel
+
+# The k-diffusion package's __init__ imports its training stack (kornia, clean-fid, wandb...), which is not
+# installed (requirements-nodeps.txt): its sampling and external modules are loaded without it.
+_spec = importlib.util.find_spec("k_diffusion")
+_pkg = types.ModuleType("k_diffusion")
+_pkg.__path__ = list(_spec.submodule_search_locations)
+sys.modules["k_diffusion"] = _pkg
+from k_diffusion import external, sampling  # noqa: E402
+import torchsde  # noqa: E402
+
+SHAPE = (1, 4, 16, 16)
+CFG = 3.0
+A1111_SAMPLERS = {  # label -> (function, discard_next_to_last_sigma, Automatic schedule), A1111 1.10
+    "Euler": ("sample_euler", False, "Uniform"), "Euler a": ("sample_euler_ancestral", False, "Uniform"),
+    "Heun": ("sample_heun", False, "Uniform"), "DPM2": ("sample_dpm_2", True, "Karras"),
+    "DPM2 a": ("sample_dpm_2_ancestral", True, "Karras"), "DPM++ 2S a": ("sample_dpmpp_2s_ancestral", False, "Karras"),
+    "DPM++ 2M": ("sample_dpmpp_2m", False, "Karras"), "DPM++ SDE": ("sample_dpmpp_sde", False, "Karras"),
+    "DPM++ 2M SDE": ("sample_dpmpp_2m_sde", False, "Exponential"),
+    "DPM++ 2M SDE Heun": ("sample_dpmpp_2m_sde", False, "Exponential"),
+    "DPM++ 3M SDE": ("sample_dpmpp_3m_sde", True, "Exponential"), "LMS": ("sample_lms", False, "Uniform"),
+}
+BROWNIAN = {"DPM++ SDE", "DPM++ 2M SDE", "DPM++ 2M SDE Heun", "DPM++ 3M SDE"}
+
+
+def to_d(x, sigma, denoised):  # A1111 replaces k-diffusion's to_d with this
+    return (x - denoised) / sigma
+
+
+sampling.to_d = to_d
+
+
+class CompVisModel:
+    """What CompVisDenoiser needs of a CompVis LatentDiffusion: alphas_cumprod and apply_model."""
+
+    def __init__(self, unet, config):
+        self.unet = unet
+        n = config["num_train_timesteps"]
+        b0, b1 = config["beta_start"], config["beta_end"]
+        betas = torch.linspace(b0 ** 0.5, b1 ** 0.5, n, dtype=torch.float64) ** 2
+        self.alphas_cumprod = torch.tensor(np.cumprod(1.0 - betas.numpy(), axis=0), dtype=torch.float32)
+
+    def apply_model(self, x, t, cond):
+        return self.unet(x, t, encoder_hidden_states=cond).sample
+
+
+class CFGDenoiser:
+    def __init__(self, denoiser, cond, uncond):
+        self.inner, self.cond, self.uncond = denoiser, cond, uncond
+
+    def __call__(self, x, sigma):
+        b = x.shape[0]
+        out = self.inner(torch.cat([x, x]), torch.cat([sigma, sigma]),
+                         cond=torch.cat([self.cond.expand(b, -1, -1), self.uncond.expand(b, -1, -1)]))
+        c, u = out[:b], out[b:]
+        return u + (c - u) * CFG
+
+
+# A1111 modules/sd_schedulers.py, over the same wrapper (sigma_min/max: the model's, .item()).
+def schedule(label, n, m):
+    smin, smax = m.sigmas[0].item(), m.sigmas[-1].item()
+    if label == "Uniform":
+        return m.get_sigmas(n)
+    if label == "Karras":
+        return sampling.get_sigmas_karras(n, smin, smax)
+    if label == "Exponential":
+        return sampling.get_sigmas_exponential(n, smin, smax)
+    if label == "Polyexponential":
+        return sampling.get_sigmas_polyexponential(n, smin, smax)
+    if label in ("SGM Uniform", "Normal"):
+        start, end = m.sigma_to_t(torch.tensor(smax)), m.sigma_to_t(torch.tensor(smin))
+        ts = torch.linspace(start, end, n + 1)[:-1] if label == "SGM Uniform" else torch.linspace(start, end, n)
+        return torch.FloatTensor([m.t_to_sigma(t) for t in ts] + [0.0])
+    if label == "KL Optimal":
+        amin, amax = torch.arctan(torch.tensor(smin)), torch.arctan(torch.tensor(smax))
+        idx = torch.arange(n + 1)
+        return torch.tan(idx / n * amin + (1.0 - idx / n) * amax)
+    if label == "Simple":
+        ss = len(m.sigmas) / n
+        return torch.FloatTensor([float(m.sigmas[-(1 + int(x * ss))]) for x in range(n)] + [0.0])
+    if label == "DDIM":
+        ss, x, sigs = max(len(m.sigmas) // n, 1), 1, []
+        while x < len(m.sigmas):
+            sigs.append(float(m.sigmas[x]))
+            x += ss
+        return torch.FloatTensor(sigs[::-1] + [0.0])
+    if label == "Beta":
+        ts = [stats.beta.ppf(x, 0.6, 0.6) for x in 1 - np.linspace(0, 1, n)]
+        return torch.FloatTensor([smin + x * (smax - smin) for x in ts] + [0.0])
+    raise ValueError(label)
+
+
+def sampler_sigmas(sampler, label, steps, m):
+    _, discard, automatic = A1111_SAMPLERS[sampler]
+    label = automatic if label == "Automatic" else label
+    sigmas = schedule(label, steps + (1 if discard else 0), m)
+    return torch.cat([sigmas[:-2], sigmas[-1:]]) if discard else sigmas
+
+
+def run(case, unet, config, cond, uncond, out):
+    v = case.get("prediction") == "v_prediction"
+    wrapper = CompVisModel(unet, config)
+    denoiser = (external.CompVisVDenoiser if v else external.CompVisDenoiser)(wrapper)
+    model = CFGDenoiser(denoiser, cond, uncond)
+    seeds = [case["seed"] + i for i in range(case.get("batch", 1))]
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    shape = (1,) + SHAPE[1:]
+    steps = case["steps"]
+    sigmas = sampler_sigmas(case["sampler"], case["schedule"], steps, denoiser)
+    noise = torch.cat([torch.randn(shape, generator=g) for g in gens])
+    tensors = {"sigmas": sigmas, "noise": noise}
+    if "strength" in case:  # A1111's sample_img2img
+        init = torch.randn((len(seeds),) + SHAPE[1:], generator=torch.Generator().manual_seed(99))
+        t_enc = int(min(case["strength"], 0.999) * steps)
+        sched = sigmas[steps - t_enc - 1:]
+        x, run_sigmas, tensors["init"] = init + noise * sched[0], sched, init
+    else:
+        x, run_sigmas = noise * sigmas[0], sigmas
+    kwargs = {}
+    name, _, _ = A1111_SAMPLERS[case["sampler"]]
+    if case["sampler"] in BROWNIAN:
+        kwargs["noise_sampler"] = sampling.BrownianTreeNoiseSampler(x, sigmas[sigmas > 0].min(), sigmas.max(), seed=seeds)
+    elif "noise_sampler" in inspect.signature(getattr(sampling, name)).parameters:
+        kwargs["noise_sampler"] = lambda s, sn: torch.cat([torch.randn(shape, generator=g) for g in gens])
+    if case["sampler"] == "DPM++ 2M SDE Heun":
+        kwargs["solver_type"] = "heun"
+    with torch.no_grad():
+        tensors["latents"] = getattr(sampling, name)(model, x, run_sigmas, disable=True, **kwargs)
+    save_file({k: t.contiguous() for k, t in tensors.items()}, out / f"{case['name']}.safetensors")
+
+
+def cases():
+    c = [{"sampler": s, "schedule": "Automatic", "steps": 6, "seed": 1000 + i} for i, s in enumerate(A1111_SAMPLERS)]
+    labels = ["Uniform", "Karras", "Exponential", "Polyexponential", "SGM Uniform", "KL Optimal", "Simple", "Normal",
+              "DDIM", "Beta"]
+    c += [{"sampler": "Euler", "schedule": label, "steps": 5, "seed": 7} for label in labels]
+    c += [{"sampler": "DPM++ SDE", "schedule": "Normal", "steps": 5, "seed": 11},
+          {"sampler": "DPM++ 2M SDE", "schedule": "Karras", "steps": 7, "seed": 12, "batch": 2},
+          {"sampler": "DPM2 a", "schedule": "Exponential", "steps": 5, "seed": 13, "batch": 2},
+          {"sampler": "DPM++ 2M", "schedule": "Automatic", "steps": 6, "seed": 14, "prediction": "v_prediction"},
+          {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 10, "seed": 15, "strength": 0.6},
+          {"sampler": "DPM++ SDE", "schedule": "Karras", "steps": 8, "seed": 16, "strength": 0.5},
+          {"sampler": "LMS", "schedule": "Karras", "steps": 8, "seed": 17, "strength": 0.75},
+          {"sampler": "Euler", "schedule": "DDIM", "steps": 30, "seed": 18}]
+    for case in c:
+        extra = "".join(f"_{k}{case[k]}" for k in ("batch", "prediction", "strength") if k in case)
+        case["name"] = (f"{case['sampler']}_{case['schedule']}_{case['steps']}{extra}".lower()
+                        .replace("+", "p").replace(" ", "_").replace(".", ""))
+    return c
+
+
+def brownian_fixture(out):
+    """torchsde's BrownianTree queried as the SDE samplers query it, and numpy's SeedSequence states."""
+    states = []
+    for entropy, spawn in [(0, []), (42, [5, 3]), (2 ** 40 + 7, [123456789012, 30]), (4294967295, [1, 1])]:
+        st = np.random.SeedSequence(entropy, spawn_key=spawn, pool_size=24).generate_state(4)
+        states.append({"entropy": entropy, "spawn_key": spawn, "state": [int(x) for x in st]})
+    tensors, queries = {}, []
+    t0, t1 = torch.tensor(0.0291675, dtype=torch.float32), torch.tensor(14.614642, dtype=torch.float32)
+    tree = torchsde.BrownianTree(t0, torch.zeros(2, 3, 3), t1, entropy=1234, tol=1e-6, pool_size=24)
+    points = [(14.614642, 9.5), (9.5, 3.25), (3.25, 1.0), (1.0, 0.0291675), (0.7, 0.2), (14.614642, 0.0291675)]
+    for k, (a, b) in enumerate(points):
+        lo, hi = min(a, b), max(a, b)
+        tensors[f"w{k}"] = tree(torch.tensor(lo, dtype=torch.float32), torch.tensor(hi, dtype=torch.float32))
+        queries.append([float(torch.tensor(lo, dtype=torch.float32)), float(torch.tensor(hi, dtype=torch.float32))])
+    save_file({k: t.contiguous() for k, t in tensors.items()}, out / "brownian.safetensors")
+    (out / "brownian.json").write_text(json.dumps({"seed_sequence": states, "tree": {
+        "t0": float(t0), "t1": float(t1), "shape": [2, 3, 3], "seed": 1234, "queries": queries}}, indent=1))
+
+
+def main():
+    root = Path(sys.argv[1])
+    out = root / "k_diffusion"
+    out.mkdir(parents=True, exist_ok=True)
+    model_dir = root / "models" / "tiny-sd1"
+    unet = UNet2DConditionModel.from_pretrained(str(model_dir), subfolder="unet", local_files_only=True).eval()
+    config = json.loads((model_dir / "scheduler" / "scheduler_config.json").read_text())
+    g = torch.Generator().manual_seed(4321)
+    cond = torch.randn(1, 77, unet.config.cross_attention_dim, generator=g)
+    uncond = torch.randn(1, 77, unet.config.cross_attention_dim, generator=g)
+    save_file({"cond": cond, "uncond": uncond}, out / "conditioning.safetensors")
+    all_cases = cases()
+    for case in all_cases:
+        run(case, unet, config, cond, uncond, out)
+    (out / "cases.json").write_text(json.dumps({"cfg": CFG, "shape": list(SHAPE), "cases": all_cases}, indent=1))
+    brownian_fixture(out)
+
+
+if __name__ == "__main__":
+    main()
