@@ -43,13 +43,6 @@ const Schedule* findSchedule(std::string_view s) {
     return nullptr;
 }
 
-// What "Automatic" means in A1111 1.9+ for samplers that declare their own schedule.
-std::string_view a1111DefaultSchedule(std::string_view sampler) {
-    if (sampler == "DPM++ 2M" || sampler == "DPM++ SDE" || sampler == "DPM++ 2S a") return "Karras";
-    if (sampler == "DPM++ 2M SDE" || sampler == "DPM++ 2M SDE Heun" || sampler == "DPM++ 3M SDE") return "Exponential";
-    return {};
-}
-
 bool isWordByte(char c) {
     const auto u = static_cast<unsigned char>(c);
     return (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || u == '_' || u >= 0x80;
@@ -200,46 +193,45 @@ void found(GenerationInfo& info, const char* field) {
 // The sampler of ours that works most like one we lack: same order and kind (ancestral, SDE, multistep).
 std::string nearestSampler(const std::string& name) {
     static const std::pair<const char*, const char*> kNearest[] = {
-        {"DPM2 a", "Euler a"}, {"DPM++ 2S a", "Euler a"}, {"DDPM", "Euler a"}, {"Euler a", "Euler a"},
-        {"DPM2", "Heun"}, {"Heun", "Heun"}, {"DPM++ SDE", "DPM++ 2M SDE"}, {"DPM++ 3M SDE", "DPM++ 2M SDE"},
-        {"SDE", "DPM++ 2M SDE"}, {"DPM++ 2M", "DPM++ 2M"}, {"DPM fast", "DPM++ 2M"}, {"DPM adaptive", "DPM++ 2M"},
-        {"DEIS", "DPM++ 2M"}, {"iPNDM", "PLMS"}, {"res_multistep", "DPM++ 2M"}, {"UniPC", "UniPC"}, {"LCM", "LCM"},
-        {"DDIM", "DDIM"}, {"Restart", "Euler"}, {"Euler", "Euler"}};
+        {"DDPM", "Euler a"},   {"DPM fast", "DPM++ 2M"}, {"DPM adaptive", "DPM++ 2M"}, {"DEIS", "DPM++ 2M"},
+        {"iPNDM", "PLMS"},     {"res_multistep", "DPM++ 2M"}, {"Restart", "Heun"}, {"SDE", "DPM++ SDE"}};
     for (const auto& [prefix, ours] : kNearest)
         if (name.rfind(prefix, 0) == 0) return ours;
     return name.find("ancestral") != std::string::npos || name.ends_with(" a") ? "Euler a" : "Euler";
 }
 
-void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic, bool nearest) {
-    auto [base, suffix] = splitSamplerSchedule(sampler);
-    std::string label;
-    if (!suffix.empty()) {
-        label = suffix;
-    } else if (const Schedule* s = findSchedule(schedule)) {
-        label = s->label;
-    } else if (!schedule.empty()) {
-        info.warnings.push_back("schedule type '" + std::string(schedule) + "' is unknown; using the sampler's default");
+void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic, bool nearest,
+                bool kDiffusion) {
+    auto [base, label] = splitSamplerSchedule(sampler);
+    if (label.empty()) {
+        if (const Schedule* s = findSchedule(schedule)) label = s->label;
+        else if (!schedule.empty()) info.warnings.push_back("schedule type '" + std::string(schedule) + "' is unknown; using the sampler's own");
     }
-    if (label == "Automatic" || label.empty()) label = explicitAutomatic ? std::string(a1111DefaultSchedule(base)) : "";
-    if (label == "Uniform") label.clear();  // the k-diffusion default discretisation: what our samplers do unasked
+    // A1111 1.9+ resolves "Automatic" to the sampler's own schedule; before it, a bare name meant k-diffusion's.
+    if (label == "Automatic" || label.empty()) label = explicitAutomatic ? api::automaticSchedule(base) : "Uniform";
+    if (!api::isScheduleType(label)) {
+        info.warnings.push_back("schedule type '" + label + "' is not one DiffusionDesk has: the sampler's own is used");
+        label = api::automaticSchedule(base);
+    }
     const auto& known = api::samplerNames();
-    const std::string combined = label.empty() ? base : base + " " + label;
-    if (std::find(known.begin(), known.end(), combined) != known.end()) {
-        info.settings.sampler = combined;
-        info.settings.scheduleType.clear();
+    const auto has = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+    api::GenerationSettings& s = info.settings;
+    if (api::isKDiffusionSampler(base) && (kDiffusion || !has(base))) {
+        s.sampler = base, s.scheduleType = label;  // the tool sampled with k-diffusion: so do we
+    } else if (has(base + " " + label)) {
+        s.sampler = base + " " + label, s.scheduleType.clear();
+    } else if (has(base)) {
+        s.sampler = base, s.scheduleType.clear();
+        if (label != "Uniform" && label != api::automaticSchedule(base))
+            info.warnings.push_back("schedule type '" + label + "' does not apply to '" + base + "', which has its own: not used");
+    } else if (nearest) {
+        // A restore never fails for one field: the nearest sampler we have, said plainly.
+        s.sampler = nearestSampler(base);
+        s.scheduleType = api::isKDiffusionSampler(s.sampler) ? label : "";
+        info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has: restored as '" + s.sampler +
+                                "', the nearest (the picture will differ)");
     } else {
-        info.settings.sampler = base;
-        info.settings.scheduleType = label;
-        if (std::find(known.begin(), known.end(), base) == known.end() && nearest) {
-            // A restore never fails for one field: the nearest sampler we have, said plainly.
-            info.settings.sampler = nearestSampler(base);
-            if (const std::string both = info.settings.sampler + " " + label;
-                !label.empty() && std::find(known.begin(), known.end(), both) != known.end())
-                info.settings.sampler = both, info.settings.scheduleType.clear();
-            info.warnings.push_back("sampler '" + base + "' is not one DiffusionDesk has: restored as '" + info.settings.sampler +
-                                    "', the nearest (the picture will differ)");
-        } else if (!label.empty())
-            info.warnings.push_back("schedule type '" + label + "' with '" + base + "' is kept but may not be supported");
+        s.sampler = base, s.scheduleType = label;  // refused where it is used, naming the sampler
     }
     found(info, "sampler");
     found(info, "schedule_type");
@@ -307,9 +299,12 @@ using Written = std::optional<std::string>;  // nullopt: the key is left out
 // The sampler and schedule A1111 reads back as the ones that ran.
 std::pair<std::string, std::string> writtenSamplerSchedule(const Settings& s) {
     auto [base, suffix] = splitSamplerSchedule(s.sampler);
-    std::string schedule = !s.scheduleType.empty() ? s.scheduleType : suffix;
+    // k-diffusion's sampler: its schedule, named (A1111 runs "Automatic" as the sampler's own).
+    if (api::runsKDiffusion(s))
+        return {base, s.scheduleType.empty() || s.scheduleType == "Automatic" ? api::automaticSchedule(base) : s.scheduleType};
+    std::string schedule = suffix;
     // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
-    if (schedule.empty()) schedule = a1111DefaultSchedule(base).empty() ? "Automatic" : "Uniform";
+    if (schedule.empty()) schedule = api::automaticSchedule(base) == "Uniform" ? "Automatic" : "Uniform";
     return {base, schedule};
 }
 

@@ -21,12 +21,13 @@ namespace detail {
 
 std::string comfySamplerLabel(std::string s) {
     // k-diffusion's function names (sample_dpmpp_2m) are what some custom nodes store; *_gpu only moves the noise.
+    // ComfyUI's "ddim" is its Euler sampler (samplers.py runs ksampler("euler") for it).
     if (s.rfind("sample_", 0) == 0) s.erase(0, 7);
     for (const char* suffix : {"_gpu", "_cfg_pp"})
         if (s.ends_with(suffix)) s.resize(s.size() - std::string_view(suffix).size());
     static const std::map<std::string, std::string> m{
         {"euler", "Euler"}, {"euler_ancestral", "Euler a"}, {"heun", "Heun"}, {"heunpp2", "Heun"}, {"lms", "LMS"},
-        {"ddim", "DDIM"}, {"dpmpp_2m", "DPM++ 2M"}, {"dpmpp_2m_sde", "DPM++ 2M SDE"}, {"dpmpp_sde", "DPM++ SDE"},
+        {"ddim", "Euler"}, {"dpmpp_2m", "DPM++ 2M"}, {"dpmpp_2m_sde", "DPM++ 2M SDE"}, {"dpmpp_sde", "DPM++ SDE"},
         {"uni_pc", "UniPC"}, {"uni_pc_bh2", "UniPC"}, {"lcm", "LCM"}, {"dpm_2", "DPM2"}, {"dpm_2_ancestral", "DPM2 a"},
         {"dpmpp_2s_ancestral", "DPM++ 2S a"}, {"dpmpp_3m_sde", "DPM++ 3M SDE"}, {"dpm_fast", "DPM fast"},
         {"dpm_adaptive", "DPM adaptive"}, {"ddpm", "DDPM"}, {"deis", "DEIS"}, {"ipndm", "iPNDM"}, {"ipndm_v", "iPNDM"}};

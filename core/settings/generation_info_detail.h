@@ -25,10 +25,13 @@ std::string_view trim(std::string_view s);
 
 // Sets settings.sampler / scheduleType from an A1111 sampler label and schedule label ("" or "Automatic" =
 // default). `explicitAutomatic`: the text carried "Schedule type: Automatic", which A1111 1.9+ resolves to
-// the sampler's own default (Karras for DPM++ 2M). A sampler DiffusionDesk does not have becomes the nearest one
-// with a warning (a restore never fails for one field); `nearest` false keeps its name (an API request is refused).
+// the sampler's own default (Karras for DPM++ 2M). `kDiffusion`: the tool sampled with k-diffusion (A1111,
+// ComfyUI and most others), so the k-diffusion sampler over that schedule is restored; false (InvokeAI 3+, which
+// samples with diffusers) prefers the diffusers sampler of that name. A sampler DiffusionDesk does not have
+// becomes the nearest one with a warning (a restore never fails for one field); `nearest` false keeps its name
+// (an API request is refused).
 void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic,
-                bool nearest = true);
+                bool nearest = true, bool kDiffusion = true);
 
 // Throws MetadataError when JSON text nests deeper than maxDepth: nlohmann's dump and compare recurse per level,
 // and a 1 MB "[[[[..." would overflow the stack.

@@ -56,7 +56,7 @@ GenerationInfo readInvokeAiMetadata(std::string_view text) {
         std::string base = sched, schedule;
         if (base.size() > 2 && base.compare(base.size() - 2, 2, "_k") == 0) base.resize(base.size() - 2), schedule = "Karras";
         const auto it = names.find(base);
-        detail::setSampler(info, it != names.end() ? it->second : sched, schedule, false);
+        detail::setSampler(info, it != names.end() ? it->second : sched, schedule, false, true, false);  // diffusers' schedulers
     }
     if (const auto it = j.find("model"); it != j.end() && it->is_object()) {
         const std::string name = !str(*it, "name").empty() ? str(*it, "name") : str(*it, "model_name");

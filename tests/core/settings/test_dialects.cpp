@@ -42,8 +42,10 @@ private slots:
         QVERIFY2(s.steps == c["steps"].toInt(), at("steps"));
         QVERIFY2(s.cfgScale == c["cfg"].toDouble(), at("cfg"));
         QVERIFY2(s.width == c["width"].toInt() && s.height == c["height"].toInt(), at("size"));
-        QVERIFY2(s.sampler == c["sampler"].toString().toStdString(), qPrintable(QString("%1: sampler %2 for '%3'")
-                     .arg(c["name"].toString(), QString::fromStdString(s.sampler), c["sampler_written"].toString())));
+        // k-diffusion's sampler over the tool's schedule, named as A1111 names the pair (Uniform unsaid).
+        const std::string named = s.sampler + (s.scheduleType.empty() || s.scheduleType == "Uniform" ? "" : " " + s.scheduleType);
+        QVERIFY2(named == c["sampler"].toString().toStdString(), qPrintable(QString("%1: sampler %2 for '%3'")
+                     .arg(c["name"].toString(), QString::fromStdString(named), c["sampler_written"].toString())));
         // Model names are file names here: sd-parsers keeps ComfyUI's folder.
         const std::string model = std::filesystem::path(c["model"].toString().toStdString()).filename().string();
         QVERIFY2(r.modelName == model, qPrintable(QString("%1: model '%2'").arg(c["name"].toString(), QString::fromStdString(r.modelName))));

@@ -47,7 +47,8 @@ private slots:
         QCOMPARE(info.settings.seed, int64_t(156680208700286));
         QCOMPARE(info.settings.steps, 20);
         QCOMPARE(info.settings.cfgScale, 8.0);
-        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M Karras"));
+        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M"));  // k-diffusion's, over ComfyUI's schedule
+        QCOMPARE(info.settings.scheduleType, std::string("Karras"));
         QCOMPARE(info.settings.prompt, std::string("beautiful scenery nature glass bottle landscape"));
         QCOMPARE(info.settings.negativePrompt, std::string("text, watermark"));
         QCOMPARE(info.settings.width, 512);
@@ -84,7 +85,8 @@ private slots:
         const auto& s = info.settings;
         QCOMPARE(s.seed, int64_t(11));
         QCOMPARE(s.steps, 24);
-        QCOMPARE(s.sampler, std::string("DPM++ 2M Karras"));  // k-diffusion's function name read as its sampler
+        QCOMPARE(s.sampler, std::string("DPM++ 2M"));  // k-diffusion's function name read as its sampler
+        QCOMPARE(s.scheduleType, std::string("Karras"));
         QCOMPARE(s.width, 640);
         QCOMPARE(s.prompt, std::string("a lighthouse"));
         QCOMPARE(s.negativePrompt, std::string("blurry"));
@@ -176,7 +178,8 @@ private slots:
         QCOMPARE(info.settings.seed, int64_t(356120443));
         QCOMPARE(info.settings.cfgScale, 7.5);
         QCOMPARE(info.settings.steps, 50);
-        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M Karras"));
+        QCOMPARE(info.settings.sampler, std::string("DPM++ 2M Karras"));  // InvokeAI 3 samples with diffusers: so do we
+        QCOMPARE(info.settings.scheduleType, std::string());
         QCOMPARE(info.settings.clipSkip, 2);  // InvokeAI counts skipped layers; A1111 counts from 1
         QCOMPARE(info.modelName, std::string("amixx_3Prunedfp16"));
         QCOMPARE(info.version, std::string("3.3.0post3"));

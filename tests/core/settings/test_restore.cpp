@@ -63,24 +63,24 @@ private slots:
         QTest::addColumn<QString>("format");
         QTest::addColumn<QString>("unknown");
         QTest::newRow("old combined sampler") << "a cat\nSteps: 20, Sampler: DPM++ 2M Karras, CFG scale: 7, Seed: 965400086, Size: 512x512, Model hash: 45dee52b"
-            << "a cat" << "" << "DPM++ 2M Karras" << "" << 20 << qint64(965400086) << "512x512" << "a1111" << "";
+            << "a cat" << "" << "DPM++ 2M" << "Karras" << 20 << qint64(965400086) << "512x512" << "a1111" << "";
         QTest::newRow("1.9 schedule type") << "a cat\nNegative prompt: ugly\nSteps: 25, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 5.5, Seed: 1, Size: 832x1216, Model: juggernautXL, Version: v1.10.1"
-            << "a cat" << "ugly" << "DPM++ 2M Karras" << "" << 25 << qint64(1) << "832x1216" << "a1111" << "";
+            << "a cat" << "ugly" << "DPM++ 2M" << "Karras" << 25 << qint64(1) << "832x1216" << "a1111" << "";
         QTest::newRow("multi-line prompts") << "line one,\nline two\n  indented three\nNegative prompt: bad,\nworse\nSteps: 30, Sampler: Euler a, CFG scale: 7, Seed: 2, Size: 512x768"
-            << "line one,\nline two\nindented three" << "bad,\nworse" << "Euler a" << "" << 30 << qint64(2) << "512x768" << "a1111" << "";
+            << "line one,\nline two\nindented three" << "bad,\nworse" << "Euler a" << "Uniform" << 30 << qint64(2) << "512x768" << "a1111" << "";
         QTest::newRow("quoted values, extra keys") << "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 3, Size: 512x512, Lora hashes: \"add_detail: 7c6bad76eb54, more: 1\", ADetailer model: face_yolov8n.pt, Hires upscale: 2, Version: v1.7.0"
-            << "p" << "" << "Euler" << "" << 20 << qint64(3) << "512x512" << "a1111" << "ADetailer model";
+            << "p" << "" << "Euler" << "Uniform" << 20 << qint64(3) << "512x512" << "a1111" << "ADetailer model";
         QTest::newRow("missing keys keep defaults") << "only prompt and\nSteps: 12, Seed: 9, Size: 640x640"
             << "only prompt and" << "" << "Euler a" << "" << 12 << qint64(9) << "640x640" << "a1111" << "";
         QTest::newRow("no parameter line") << "just a prompt, nothing else" << "just a prompt, nothing else" << "" << "Euler a" << "" << 20 << qint64(0) << "512x512" << "a1111" << "";
-        QTest::newRow("unknown schedule kept") << "p\nSteps: 20, Sampler: Euler, Schedule type: Exponential, CFG scale: 7, Seed: 4, Size: 512x512"
+        QTest::newRow("a schedule type") << "p\nSteps: 20, Sampler: Euler, Schedule type: Exponential, CFG scale: 7, Seed: 4, Size: 512x512"
             << "p" << "" << "Euler" << "Exponential" << 20 << qint64(4) << "512x512" << "a1111" << "";
         QTest::newRow("stable-diffusion.cpp") << "a fox\nNegative prompt: blur\nSteps: 20, CFG scale: 7.000000, Guidance: 3.500000, Eta: 0.000000, Seed: 42, Size: 512x512, Model: v1-5.safetensors, RNG: std_default, Sampler: dpm++2m karras, Version: stable-diffusion.cpp"
-            << "a fox" << "blur" << "DPM++ 2M Karras" << "" << 20 << qint64(42) << "512x512" << "sdcpp" << "Guidance|Eta";
+            << "a fox" << "blur" << "DPM++ 2M" << "Karras" << 20 << qint64(42) << "512x512" << "sdcpp" << "Guidance|Eta";
         QTest::newRow("Fooocus A1111 scheme") << "castle\nNegative prompt: \nSteps: 30, Sampler: DPM++ 2M SDE, Schedule type: Karras, CFG scale: 4, Seed: 77, Size: 1152x896, Fooocus V2 Expansion: castle, epic, Styles: \"['Fooocus V2']\", Version: Fooocus v2.5.5"
             << "castle" << "" << "DPM++ 2M SDE" << "Karras" << 30 << qint64(77) << "1152x896" << "fooocus" << "Fooocus V2 Expansion|Styles";
         QTest::newRow("CRLF and trailing blanks") << "a cat  \r\nSteps: 20, Sampler: Euler a, CFG scale: 7, Seed: 5, Size: 512x512\r\n\r\n"
-            << "a cat" << "" << "Euler a" << "" << 20 << qint64(5) << "512x512" << "a1111" << "";
+            << "a cat" << "" << "Euler a" << "Uniform" << 20 << qint64(5) << "512x512" << "a1111" << "";
     }
     void a1111Table() {
         QFETCH(QString, text);
