@@ -168,7 +168,8 @@ private:
     std::vector<std::string> modelFolders, loraFolders, embeddingFolders, controlNetFolders, upscalerFolders, wildcardFolders, styleNames;
     std::string stylesFile = settings::defaultStylesPath();
     std::vector<std::pair<std::string, std::string>> plotAxes;  // --plot-x/y/z FIELD=VALUES
-    bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false;
+    bool modelGiven = false, initGiven = false, maskGiven = false, refinerGiven = false, sidecar = true, library = true, sizeGiven = false, cfgGiven = false,
+         scheduleGiven = false;
     bool dryRun = false;  // check the settings and print the memory prediction, generate nothing
     int quality = 95;
     double pricePerHour = 0;
@@ -233,7 +234,14 @@ OptionTable Generate::options() {
         .value("--steps", "N", "sampling steps", whole(s.steps, "--steps"))
         .value("--cfg", "X", "guidance scale", [this](const std::string& v) { s.cfgScale = toNumber("--cfg", v), cfgGiven = true; })
         .choice("--sampler", api::samplerNames(), "the sampler",
-                [this](const std::string& v) { s.sampler = v, s.scheduleType.clear(); })
+                [this](const std::string& v) {
+                    s.sampler = v;
+                    if (!scheduleGiven) s.scheduleType.clear();  // a restored image's schedule went with its sampler
+                })
+        .choice("--schedule-type", api::scheduleTypes(),
+                "run k-diffusion's sampler over this schedule, as A1111 and ComfyUI do (default: diffusers' sampler "
+                "where it has one)",
+                [this](const std::string& v) { s.scheduleType = v, scheduleGiven = true; })
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768 (default: the model's own size)",
                [this](const std::string& v) { readSize("--size", v, s.width, s.height, "512x768"), sizeGiven = true; })
         .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))

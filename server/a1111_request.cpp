@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <mutex>
 #include <functional>
@@ -132,9 +133,9 @@ void readSampler(Body& b, ApiRun& run) {
         for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
         throw FieldError("sampler_name", "sampler '" + sampler + "' is not one DiffusionDesk has (" + list + ")");
     }
-    run.settings.sampler = info.settings.sampler;
-    if (!info.settings.scheduleType.empty())  // the engine runs each sampler with its own schedule
-        run.warnings.push_back("scheduler: '" + scheduler + "' is not built for " + info.settings.sampler + "; its own schedule was used");
+    run.settings.sampler = info.settings.sampler;  // A1111's: k-diffusion's sampler over the schedule asked for
+    run.settings.scheduleType = info.settings.scheduleType;
+    for (const auto& w : info.warnings) run.warnings.push_back("scheduler: " + w);
 }
 
 // override_settings: the model and clip skip are per-request settings here; other options are not.
@@ -268,7 +269,15 @@ ApiRun readImg2Img(const json& body) {
 }
 
 const std::vector<ApiScheduler>& apiSchedulers() {
-    static const std::vector<ApiScheduler> list{{"automatic", "Automatic"}, {"uniform", "Uniform"}, {"karras", "Karras"}};
+    static const std::vector<ApiScheduler> list = [] {
+        std::vector<ApiScheduler> out;
+        for (const auto& label : api::scheduleTypes()) {  // A1111's names: "SGM Uniform" → "sgm_uniform"
+            std::string name;
+            for (char c : label) name += c == ' ' ? '_' : char(std::tolower(static_cast<unsigned char>(c)));
+            out.push_back({name, label});
+        }
+        return out;
+    }();
     return list;
 }
 

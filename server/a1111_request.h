@@ -48,8 +48,8 @@ ApiRun readImg2Img(const nlohmann::json& body);
 
 // A1111's scheduler names for /sdapi/v1/schedulers and what they mean here.
 struct ApiScheduler {
-    const char* name;   // "karras"
-    const char* label;  // "Karras"
+    std::string name;   // "karras"
+    std::string label;  // "Karras"
 };
 const std::vector<ApiScheduler>& apiSchedulers();
 

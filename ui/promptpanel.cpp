@@ -119,8 +119,14 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
                                                    {tr("leading"), "leading"}, {tr("trailing"), "trailing"}}, this);
     m_timestepSpacing->setToolTip(tr("Which training timesteps the steps visit; the model's or the sampler's "
                                      "own default when left as it is"));
+    m_scheduleType = choice("scheduleType", {{tr("Default schedule"), ""}}, this);
+    for (const auto& label : api::scheduleTypes()) m_scheduleType->addItem(QString::fromStdString(label), QString::fromStdString(label));
+    m_scheduleType->setToolTip(tr("Default: the sampler as diffusers runs it (DPM2, DPM++ SDE and the others only "
+                                  "k-diffusion has run over A1111's Automatic schedule).\nA schedule type runs "
+                                  "k-diffusion's sampler over it, as A1111 and ComfyUI do: what reproduces their images"));
     auto* samplerRow = new QHBoxLayout;
     samplerRow->addWidget(m_sampler, 1);
+    samplerRow->addWidget(m_scheduleType);
     samplerRow->addWidget(m_predictionType);
     samplerRow->addWidget(m_timestepSpacing);
     m_steps = spin("steps", 1, 150, 1, this);
@@ -252,6 +258,9 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     for (auto* number : {m_seed, m_cfg}) connect(number, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PromptPanel::edited);
     connect(m_steps, qOverload<int>(&QSpinBox::valueChanged), this, &PromptPanel::edited);
     connect(m_sampler, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::edited);
+    connect(m_sampler, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::showSamplerChoices);
+    connect(m_scheduleType, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::showSamplerChoices);
+    connect(m_scheduleType, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::edited);
     setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
     updateEmbeddingsMenu();
@@ -311,6 +320,15 @@ void PromptPanel::updateEmbeddingsMenu() {
     menu->setToolTipsVisible(true);
 }
 
+// A schedule type applies to k-diffusion's samplers; timestep spacing to diffusers' (k-diffusion's follow the schedule).
+void PromptPanel::showSamplerChoices() {
+    api::GenerationSettings s;
+    s.sampler = m_sampler->currentText().toStdString();
+    s.scheduleType = m_scheduleType->currentData().toString().toStdString();
+    m_scheduleType->setEnabled(api::isKDiffusionSampler(s.sampler));
+    m_timestepSpacing->setEnabled(!api::runsKDiffusion(s));
+}
+
 api::GenerationSettings PromptPanel::settings() const {
     api::GenerationSettings s = m_hidden;
     s.prompt = m_prompt->toPlainText().toStdString();
@@ -319,6 +337,7 @@ api::GenerationSettings PromptPanel::settings() const {
     s.steps = m_steps->value();
     s.cfgScale = m_cfg->value();
     s.sampler = m_sampler->currentText().toStdString();
+    s.scheduleType = m_scheduleType->isEnabled() ? m_scheduleType->currentData().toString().toStdString() : std::string();
     s.predictionType = m_predictionType->currentData().toString().toStdString();
     s.timestepSpacing = m_timestepSpacing->currentData().toString().toStdString();
     s.width = m_width->value();
@@ -347,6 +366,8 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_cfg->setValue(s.cfgScale);
     const int sampler = m_sampler->findText(QString::fromStdString(s.sampler));
     if (sampler >= 0) m_sampler->setCurrentIndex(sampler);
+    m_scheduleType->setCurrentIndex(std::max(0, m_scheduleType->findData(QString::fromStdString(s.scheduleType))));
+    showSamplerChoices();
     m_predictionType->setCurrentIndex(std::max(0, m_predictionType->findData(QString::fromStdString(s.predictionType))));
     m_timestepSpacing->setCurrentIndex(std::max(0, m_timestepSpacing->findData(QString::fromStdString(s.timestepSpacing))));
     m_width->setValue(s.width);

@@ -57,6 +57,7 @@ signals:
 
 private:
     void updateTokenCounts();
+    void showSamplerChoices();
     void updateEmbeddingsMenu();
     void updateRefinerSummary();
     void updateVariationSummary();
@@ -79,6 +80,7 @@ private:
     QSpinBox* m_steps;
     QDoubleSpinBox* m_cfg;
     QComboBox* m_sampler;
+    QComboBox* m_scheduleType;  // "" = the sampler's default (diffusers' where it has one)
     QComboBox* m_predictionType;   // "" = the model's scheduler config
     QComboBox* m_timestepSpacing;  // "" = the model's, else the sampler's default
     QComboBox* m_sizePreset;
