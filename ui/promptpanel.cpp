@@ -126,9 +126,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
                                   "k-diffusion's sampler over it, as A1111 and ComfyUI do: what reproduces their images"));
     auto* samplerRow = new QHBoxLayout;
     samplerRow->addWidget(m_sampler, 1);
-    samplerRow->addWidget(m_scheduleType);
-    samplerRow->addWidget(m_predictionType);
-    samplerRow->addWidget(m_timestepSpacing);
+    samplerRow->addWidget(m_scheduleType, 1);
+    auto* schedulerRow = new QHBoxLayout;  // the scheduler configuration's two overrides
+    schedulerRow->addWidget(m_predictionType, 1);
+    schedulerRow->addWidget(m_timestepSpacing, 1);
     m_steps = spin("steps", 1, 150, 1, this);
     m_cfg = new QDoubleSpinBox(this);
     m_cfg->setObjectName("cfgScale");
@@ -239,6 +240,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     connect(m_styles, &StylesBox::notice, this, &PromptPanel::notice);
     form->addRow(m_stylesSection);
     form->addRow(tr("Sampler"), samplerRow);
+    form->addRow(tr("Scheduler"), schedulerRow);
     form->addRow(tr("Steps"), m_steps);
     form->addRow(tr("CFG scale"), m_cfg);
     form->addRow(tr("Seed"), seedRow);

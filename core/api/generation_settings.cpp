@@ -124,7 +124,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
          {"schedule_type", s.scheduleType}, {"prediction_type", s.predictionType},
          {"timestep_spacing", s.timestepSpacing},
          {"width", s.width}, {"height", s.height}, {"batch_size", s.batchSize}, {"clip_skip", s.clipSkip},
-         {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis},
+         {"prompt_syntax", s.promptSyntax}, {"emphasis", s.emphasis}, {"pad_conds", s.padConds},
          {"init_image", s.initImage}, {"strength", s.strength}, {"preset", s.preset},
          {"memory_plan", s.plan}, {"deterministic", s.deterministic}};
     // Only when used, so sidecars of runs without LoRA stay as they were.
@@ -164,6 +164,8 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("clip_skip", s.clipSkip);
     get("prompt_syntax", s.promptSyntax);
     get("emphasis", s.emphasis);
+    s.padConds = true;  // absent: settings from before the choice, when both sides were always padded
+    get("pad_conds", s.padConds);
     get("init_image", s.initImage);
     get("strength", s.strength);
     get("preset", s.preset);

@@ -132,6 +132,10 @@ struct GenerationSettings {
     // plain text cut at 75 tokens (what the parity tests compare against).
     std::string promptSyntax = "a1111";
     std::string emphasis = "Original";  // A1111 "Emphasis": "Original", "No norm", "Ignore", "None"
+    // A1111 "Pad conds": a prompt and a negative of different lengths (in 77-token chunks) are padded with empty
+    // chunks and run in one UNet batch; false, A1111's default (and what ComfyUI's tiling amounts to), runs each
+    // side at its own length. Settings JSON without the key pads: it was written before the choice, when all did.
+    bool padConds = false;
     std::string initImage;         // img2img source (empty: txt2img)
     double strength = 0.75;        // img2img denoising strength
     std::string initImageHash;     // SHA-256 of the init image file; filled in when it is read

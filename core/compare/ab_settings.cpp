@@ -139,7 +139,11 @@ AbPair abPreset(const api::GenerationSettings& base, const memory::Preset& prese
 const std::vector<AbField>& abFields() {
     static const std::vector<AbField> fields = {
         {"sampler", "Sampler", api::samplerNames()},
-        {"schedule_type", "Schedule type", {"", "Karras", "Exponential", "SGM Uniform"}},
+        {"schedule_type", "Schedule type", [] {
+             std::vector<std::string> v{""};  // "": the sampler's default
+             for (const auto& l : api::scheduleTypes()) v.push_back(l);
+             return v;
+         }()},
         {"cfg_scale", "CFG scale", {}},
         {"steps", "Steps", {}},
         {"guidance_rescale", "Guidance rescale", {}},

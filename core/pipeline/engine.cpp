@@ -990,7 +990,7 @@ private:
             if (control.stack)
                 residuals = control.stack->residuals(i - from, control.steps, x, timesteps[i], cond.embeds, cond.added, unetDtype);
             const auto unetInput = m_inpaint && m_inpaint->concat ? toNet(m_inpaint->unetInput(scaled, copies), unetDtype) : x;
-            auto pred = net.unet->forward(unetInput, timesteps[i], cond.embeds, cond.added, {}, residuals ? &*residuals : nullptr)
+            auto pred = unetForward(*net.unet, unetInput, timesteps[i], cond, residuals ? &*residuals : nullptr)
                             .to(torch::kFloat32)
                             .contiguous();
             if (m_cfg) pred = guided(pred, cond.weights, copies);

@@ -4,6 +4,7 @@
 #include "core/text/prompt_schedule.h"
 
 #include <set>
+#include <stdexcept>
 
 namespace dd::pipeline {
 namespace {
@@ -32,7 +33,10 @@ Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel&
         return t.to(device, dtype);
     };
     Conditioning c;
-    c.embeds = side(neg.embeds, pos.embeds);
+    if (cfg && neg.embeds.size(1) != pos.embeds.size(1))
+        c.sides = {repeatRows(neg.embeds, batch).to(device, dtype), repeatRows(pos.embeds, batch).to(device, dtype)};
+    else
+        c.embeds = side(neg.embeds, pos.embeds);
     if (m.isXl()) {
         // add_time_ids = original (h, w) + crop (0, 0) + target (h, w), equal for both CFG halves; the refiner
         // (requires_aesthetics_score) ends them in the aesthetic score instead, the negative half in its own.
@@ -76,6 +80,20 @@ Conditioning batchConditioning(const std::vector<text::CfgConditioning>& parts, 
         c.added = nn::AddedCond{torch::cat(pooled).to(device, dtype), torch::cat(timeIds)};
     }
     return c;
+}
+
+torch::Tensor unetForward(nn::UNet2DConditionModelImpl& unet, const torch::Tensor& x, const torch::Tensor& t,
+                          const Conditioning& c, const nn::ControlResiduals* residuals) {
+    if (c.sides.empty()) return unet.forward(x, t, c.embeds, c.added, {}, residuals);
+    if (residuals) throw std::logic_error("ControlNet residuals need the sides padded to one length");
+    const int64_t rows = x.size(0) / int64_t(c.sides.size());
+    std::vector<torch::Tensor> out;
+    for (size_t k = 0; k < c.sides.size(); ++k) {
+        std::optional<nn::AddedCond> added;
+        if (c.added) added = nn::AddedCond{c.added->textEmbeds.narrow(0, int64_t(k) * rows, rows), c.added->timeIds.narrow(0, int64_t(k) * rows, rows)};
+        out.push_back(unet.forward(x.narrow(0, int64_t(k) * rows, rows), t, c.sides[k], added));
+    }
+    return torch::cat(out);
 }
 
 const Conditioning& StepConditioning::at(int64_t step) const {

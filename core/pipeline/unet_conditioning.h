@@ -16,10 +16,18 @@ struct SdModel;
 
 struct Conditioning {
     torch::Tensor embeds;  // [B or 2B, 77·k, C]: rows [negative×B; positive×B] under CFG; [negative×B; part 1×B; …]
+    // Instead of `embeds` when the negative and the prompt were left at different lengths (A1111 without "Pad
+    // conds"): [negative×B, 77·j, C] and [positive×B, 77·k, C], each run through the UNet on its own.
+    std::vector<torch::Tensor> sides;
     std::optional<nn::AddedCond> added;
     // A1111's composable diffusion ("a AND b:0.7"): one weight per positive part; empty: one part, plain CFG.
     std::vector<double> weights;
 };
+
+// The UNet's prediction for latents `x` (rows as c's: the CFG sides one after the other) at timestep t: one batch,
+// or one call per side where the sides differ in length (no ControlNet residuals then: they pad).
+torch::Tensor unetForward(nn::UNet2DConditionModelImpl& unet, const torch::Tensor& x, const torch::Tensor& t,
+                          const Conditioning& c, const nn::ControlResiduals* residuals);
 
 // The batch's UNet conditioning in the UNet's dtype, on `device`; SDXL's time ids follow s.width × s.height.
 Conditioning batchConditioning(const text::CfgConditioning& text, const SdModel& m, const api::GenerationSettings& s,

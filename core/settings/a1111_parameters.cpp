@@ -207,22 +207,23 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
         if (const Schedule* s = findSchedule(schedule)) label = s->label;
         else if (!schedule.empty()) info.warnings.push_back("schedule type '" + std::string(schedule) + "' is unknown; using the sampler's own");
     }
-    // A1111 1.9+ resolves "Automatic" to the sampler's own schedule; before it, a bare name meant k-diffusion's.
-    if (label == "Automatic" || label.empty()) label = explicitAutomatic ? api::automaticSchedule(base) : "Uniform";
+    // A1111 1.9+ runs "Automatic" as the sampler's own schedule; before it, a bare name meant k-diffusion's.
+    if (label.empty()) label = explicitAutomatic ? "Automatic" : "Uniform";
     if (!api::isScheduleType(label)) {
         info.warnings.push_back("schedule type '" + label + "' is not one DiffusionDesk has: the sampler's own is used");
-        label = api::automaticSchedule(base);
+        label = "Automatic";
     }
+    const std::string resolved = label == "Automatic" ? api::automaticSchedule(base) : label;
     const auto& known = api::samplerNames();
     const auto has = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
     api::GenerationSettings& s = info.settings;
     if (api::isKDiffusionSampler(base) && (kDiffusion || !has(base))) {
         s.sampler = base, s.scheduleType = label;  // the tool sampled with k-diffusion: so do we
-    } else if (has(base + " " + label)) {
-        s.sampler = base + " " + label, s.scheduleType.clear();
+    } else if (has(base + " " + resolved)) {
+        s.sampler = base + " " + resolved, s.scheduleType.clear();
     } else if (has(base)) {
         s.sampler = base, s.scheduleType.clear();
-        if (label != "Uniform" && label != api::automaticSchedule(base))
+        if (resolved != "Uniform" && resolved != api::automaticSchedule(base))
             info.warnings.push_back("schedule type '" + label + "' does not apply to '" + base + "', which has its own: not used");
     } else if (nearest) {
         // A restore never fails for one field: the nearest sampler we have, said plainly.
@@ -299,9 +300,8 @@ using Written = std::optional<std::string>;  // nullopt: the key is left out
 // The sampler and schedule A1111 reads back as the ones that ran.
 std::pair<std::string, std::string> writtenSamplerSchedule(const Settings& s) {
     auto [base, suffix] = splitSamplerSchedule(s.sampler);
-    // k-diffusion's sampler: its schedule, named (A1111 runs "Automatic" as the sampler's own).
-    if (api::runsKDiffusion(s))
-        return {base, s.scheduleType.empty() || s.scheduleType == "Automatic" ? api::automaticSchedule(base) : s.scheduleType};
+    // k-diffusion's sampler over its schedule, as A1111 writes it (1.9+ runs "Automatic" as the sampler's own).
+    if (api::runsKDiffusion(s)) return {base, s.scheduleType.empty() ? "Automatic" : s.scheduleType};
     std::string schedule = suffix;
     // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
     if (schedule.empty()) schedule = api::automaticSchedule(base) == "Uniform" ? "Automatic" : "Uniform";
@@ -428,8 +428,10 @@ bool readChoice(std::string_view v, Reading& r) {
 
 bool readSampler(std::string_view v, Reading& r) {
     const auto schedule = r.take("Schedule type");
+    const auto implementation = r.take("Sampler implementation");  // ours: "diffusers" where that ran
     const std::string sampler = r.sdcpp ? sdcppSampler(std::string(v), r.info) : std::string(v);
-    detail::setSampler(r.info, sampler, schedule.value_or(""), schedule && *schedule == "Automatic");
+    detail::setSampler(r.info, sampler, schedule.value_or(""), schedule && *schedule == "Automatic", true,
+                       implementation != "diffusers");
     return true;
 }
 
@@ -588,6 +590,13 @@ bool readRefiner(std::string_view v, Reading& r) {
 }
 
 // Without a refiner the fraction means nothing (and would not be written back): it is ignored.
+// "Pad conds: True" is written when A1111 padded the shorter side; without it, each side ran at its own length.
+bool readPadConds(std::string_view v, Reading& r) {
+    if (v != "True" && v != "False") return false;
+    r.info.settings.padConds = v == "True";
+    return true;
+}
+
 bool readRefinerSwitch(std::string_view v, Reading& r) {
     const auto d = detail::parseNumber(v);
     if (!d || *d <= 0 || *d >= 1 || !r.info.settings.refiner.enabled()) return false;
@@ -634,6 +643,10 @@ const Key kKeys[] = {
     {"Steps", [](S s, O) -> Written { return std::to_string(s.steps); }, readInteger<&Settings::steps, 1, 100000>, "steps"},
     {"Sampler", [](S s, O) -> Written { return writtenSamplerSchedule(s).first; }, readSampler},
     {"Schedule type", [](S s, O) -> Written { return writtenSamplerSchedule(s).second; }, readScheduleOnly},
+    // Ours (A1111 ignores it): a name both families have ran as diffusers runs it, not as A1111 would read it.
+    {"Sampler implementation", [](S s, O) -> Written {
+         return !api::runsKDiffusion(s) && api::isKDiffusionSampler(splitSamplerSchedule(s.sampler).first) ? Written("diffusers") : Written();
+     }, nullptr},
     {"CFG scale", [](S s, O) -> Written { return formatNumber(s.cfgScale); }, readNumber<&Settings::cfgScale>, "cfg_scale"},
     {"Seed", [](S s, O o) -> Written { return std::to_string(api::imageSeeds(s, o.batchIndex).seed); },
      readInteger<&Settings::seed, 0, INT64_MAX>, "seed"},
@@ -686,6 +699,7 @@ const Key kKeys[] = {
     {"CFG Rescale", [](S s, O) -> Written { return s.guidanceRescale != 0 ? formatNumber(s.guidanceRescale) : Written(); },
      readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
     {"CFG Rescale \xcf\x86", nullptr, readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
+    {"Pad conds", [](S s, O) -> Written { return s.padConds ? Written("True") : Written(); }, readPadConds, "pad_conds"},
     {"Emphasis", [](S s, O) -> Written { return s.emphasis != "Original" ? s.emphasis : Written(); },
      readChoice<&Settings::emphasis, api::isEmphasis>, "emphasis", true},
     // Our keys (A1111 ignores them): the scheduler settings a single file may need (docs/single-file.md).

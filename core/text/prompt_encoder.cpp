@@ -170,6 +170,7 @@ PromptEncodeOptions promptEncodeOptions(const TextInput& s) {
     else if (s.emphasis == "None") o.parseEmphasis = false;
     else if (s.emphasis != "Original") throw std::invalid_argument("emphasis '" + s.emphasis + "' is unknown");
     o.clipSkip = clipSkipFromA1111(s.clipSkip);
+    o.padToSameLength = s.padConds;
     return o;
 }
 
@@ -186,7 +187,7 @@ CfgConditioning encodePrompts(const TextModel& model, std::string_view prompt, c
     } else if (negative) {
         c.negative = encoder.encode(*negative);
     }
-    if (negative) encoder.padToSameLength(c.positive, c.negative);
+    if (negative && options.padToSameLength) encoder.padToSameLength(c.positive, c.negative);
     c.embeddings = encoder.embeddingsUsed();
     c.unfitEmbeddings = encoder.embeddingsUnfit();
     return c;

@@ -55,6 +55,7 @@ struct PromptEncodeOptions {
     bool parseEmphasis = true;  // false: A1111 emphasis "None", brackets and BREAK are plain text
     int clipSkip = 0;           // diffusers numbering (conditioning.h)
     int commaBacktrack = 20;    // A1111 comma_padding_backtrack
+    bool padToSameLength = true;  // A1111 pad_cond_uncond: the shorter side gets empty-prompt chunks
 };
 
 // The input's promptSyntax, emphasis and clipSkip (A1111 numbering). Throws std::invalid_argument for an unknown

@@ -32,6 +32,7 @@ TextInput textInputOf(const api::GenerationSettings& s) {
     t.clipSkip = s.clipSkip;
     t.promptSyntax = s.promptSyntax;
     t.emphasis = s.emphasis;
+    t.padConds = s.padConds || !s.controlnets.empty();
     return t;
 }
 

@@ -107,7 +107,7 @@ private slots:
 
         imaging::writePng(m_dir.filePath("comfy.png").toStdString(), made,
                           {{"prompt", R"({"1": {"class_type": "KSampler", "inputs": {"seed": 78, "steps": 3, "cfg": 7,
-                              "sampler_name": "dpmpp_3m_sde_gpu", "scheduler": "normal", "denoise": 1, "positive": ["2", 0],
+                              "sampler_name": "dpm_adaptive", "scheduler": "normal", "denoise": 1, "positive": ["2", 0],
                               "negative": ["3", 0], "latent_image": ["4", 0]}},
                               "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a red bicycle"}},
                               "3": {"class_type": "CLIPTextEncode", "inputs": {"text": ""}},
@@ -117,7 +117,7 @@ private slots:
         const Run c = cli({"verify", "--against", m_dir.filePath("comfy.png"), "--model", "demo:tiny-sd1"});
         QVERIFY2(c.code == 3, qPrintable(c.out + c.err));
         QVERIFY2(c.out.contains("made with: ComfyUI") &&
-                     c.out.contains("sampler 'DPM++ 3M SDE' is not one DiffusionDesk has: restored as 'DPM++ 2M SDE'"),
+                     c.out.contains("sampler 'DPM adaptive' is not one DiffusionDesk has: restored as 'DPM++ 2M'"),
                  qPrintable(c.out));
     }
 

@@ -90,7 +90,7 @@ def run_client_checks(cli, tmp):
     server = Server(cli, out, "--model", "demo:tiny-sd1", "--threads", "2", "--embeddings-dir", EMBEDDINGS)
     api = webuiapi.WebUIApi(host="127.0.0.1", port=server.port, sampler="Euler a", steps=4)
     prompt = "a red fox in the snow"
-    common = ["--prompt", prompt, "--seed", "7", "--steps", "4", "--size", "64x64", "--sampler", "Euler a", "--cfg", "7"]
+    common = ["--prompt", prompt, "--seed", "7", "--steps", "4", "--size", "64x64", "--sampler", "Euler a", "--schedule-type", "Automatic", "--cfg", "7"]
 
     models = api.util_get_model_names()
     check("demo:tiny-sd1" in models and "shapes (built-in)" in models, f"sd-models lists the start and built-in models {models}")
@@ -117,7 +117,7 @@ def run_client_checks(cli, tmp):
     i2i = api.img2img(images=[r.image], prompt=prompt, seed=11, steps=4, width=64, height=64, cfg_scale=7,
                       denoising_strength=0.5)
     cli_i2i = cli_image(cli, tmp, "--model", "demo:tiny-sd1", "--prompt", prompt, "--seed", "11", "--steps", "4",
-                        "--size", "64x64", "--sampler", "Euler a", "--cfg", "7", "--init", str(init), "--strength", "0.5")
+                        "--size", "64x64", "--sampler", "Euler a", "--schedule-type", "Automatic", "--cfg", "7", "--init", str(init), "--strength", "0.5")
     check(same_pixels(i2i.image, cli_i2i), "img2img image equals the CLI's --init --strength 0.5")
 
     mask = Image.new("L", (64, 64), 0)
@@ -127,7 +127,7 @@ def run_client_checks(cli, tmp):
     # webuiapi asks for "only masked" with 0 px of padding by default, as A1111's API does.
     inpainted = api.img2img(images=[r.image], mask_image=mask, prompt=prompt, seed=3, steps=4, width=64, height=64)
     cli_inpainted = cli_image(cli, tmp, "--model", "demo:tiny-sd1", "--prompt", prompt, "--seed", "3", "--steps", "4",
-                              "--size", "64x64", "--sampler", "Euler a", "--cfg", "7", "--init", str(init),
+                              "--size", "64x64", "--sampler", "Euler a", "--schedule-type", "Automatic", "--cfg", "7", "--init", str(init),
                               "--strength", "0.75", "--mask", str(mask_file), "--only-masked", "--masked-padding", "0",
                               "--masked-content", "fill")
     check(not inpainted.info["warnings"] and same_pixels(inpainted.image, cli_inpainted),
@@ -145,7 +145,7 @@ def run_client_checks(cli, tmp):
     builtin = str(pathlib.Path(cli).resolve().parent.parent / "share/diffusiondesk/models/shapes")
     check(same_pixels(shapes.image, cli_image(cli, tmp, "--model", builtin, "--prompt",
                                               "a large red circle in the center on a white background", "--seed", "5",
-                                              "--steps", "8", "--size", "128x128", "--sampler", "Euler a", "--cfg", "3")),
+                                              "--steps", "8", "--size", "128x128", "--sampler", "Euler a", "--schedule-type", "Automatic", "--cfg", "3")),
           "after the switch txt2img runs the built-in model, equal to the CLI's")
     api.util_set_model("demo:tiny-sd1")
 

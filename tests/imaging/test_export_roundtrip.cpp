@@ -123,7 +123,8 @@ private slots:
         const GenerationInfo a = parseA1111Parameters(text.at("parameters"));
         QCOMPARE(a.settings.prompt, sc.settings.prompt);
         QCOMPARE(a.settings.seed, sc.settings.seed + 1);
-        QCOMPARE(a.settings.sampler, std::string("DPM++ 2M Karras"));
+        QCOMPARE(a.settings.sampler, std::string("DPM++ 2M"));
+        QCOMPARE(a.settings.scheduleType, std::string("Karras"));
         QCOMPARE(a.modelHash, std::string("879db523c3"));
 
         // The sidecar file carries what the image does not: the time.
@@ -145,8 +146,9 @@ private slots:
         sc.appVersion = "0.1.0";
         const auto m = imaging::metadataFor(sc, "v1-5-pruned-emaonly");
         QCOMPARE(m.parameters, std::string("a photo of a café\nNegative prompt: blurry\nSteps: 20, Sampler: DPM++ 2M, "
-                                           "Schedule type: Karras, CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
-                                           "Model: v1-5-pruned-emaonly, Clip skip: 2, RNG: CPU, Version: DiffusionDesk 0.1.0"));
+                                           "Schedule type: Karras, Sampler implementation: diffusers, CFG scale: 7, Seed: 42, Size: 512x512, "
+                                           "Model hash: 6ce0161689, Model: v1-5-pruned-emaonly, Clip skip: 2, RNG: CPU, "
+                                           "Version: DiffusionDesk 0.1.0"));
         const std::string png = imaging::encodePng(gradient(8, 8), {{"parameters", m.parameters}, {kSidecarPngKey, m.settingsJson}}, {kSidecarPngKey});
         QVERIFY(png.find(std::string("tEXtparameters\0a photo of a caf\xe9", 31)) != std::string::npos);  // Latin-1 é
         QVERIFY(png.find(std::string("iTXtdiffusiondesk\0\0\0\0\0{", 23)) != std::string::npos);

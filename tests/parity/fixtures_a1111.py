@@ -76,12 +76,13 @@ def a1111_parse(text):
 
 
 def writer_cases():
-    """Settings as DiffusionDesk stores them, and the values A1111's UI would hand create_infotext."""
+    """Settings as DiffusionDesk stores them (k-diffusion runs: what A1111 itself samples), and the values A1111's UI
+    would hand create_infotext."""
     cases = []
 
     def add(settings, a1111_params, extra=(), options=None):
         s = {"prompt": "", "negative_prompt": "", "seed": 0, "steps": 20, "cfg_scale": 7.0, "guidance_rescale": 0.0,
-             "sampler": "Euler a", "schedule_type": "", "width": 512, "height": 512, "batch_size": 1, "clip_skip": 1,
+             "sampler": "Euler a", "schedule_type": "Automatic", "pad_conds": False, "width": 512, "height": 512, "batch_size": 1, "clip_skip": 1,
              "init_image": "", "strength": 0.75, "preset": "", "model": ""}
         s.update(settings)
         cfg = s["cfg_scale"]
@@ -99,13 +100,13 @@ def writer_cases():
 
     add({"prompt": "a cat", "negative_prompt": "blurry", "seed": 42}, {"Sampler": "Euler a", "Schedule type": "Automatic"},
         options={"model_name": "v1-5-pruned-emaonly", "model_hash": "6ce0161689", "version": "DiffusionDesk 0.1.0"})
-    add({"prompt": "x, y: z\nline two", "sampler": "DPM++ 2M Karras", "cfg_scale": 7.5, "clip_skip": 2,
+    add({"prompt": "x, y: z\nline two", "sampler": "DPM++ 2M", "schedule_type": "Karras", "cfg_scale": 7.5, "clip_skip": 2,
          "init_image": "in.png", "strength": 0.55, "width": 768, "seed": 4294967295},
         {"Sampler": "DPM++ 2M", "Schedule type": "Karras"}, extra=[("Hires upscale", "2"), ("Lora hashes", "a: 1, b: 2")],
         options={"model_name": "Juggernaut, XL"})
     add({"sampler": "Euler", "schedule_type": "Exponential", "negative_prompt": "ünïcode ✓, \"quoted\""},
         {"Sampler": "Euler", "Schedule type": "Exponential"}, extra=[("Note", "multi\nline")])
-    add({"sampler": "DDIM", "cfg_scale": 12.0, "steps": 50}, {"Sampler": "DDIM", "Schedule type": "Automatic"})
+    add({"sampler": "DDIM", "schedule_type": "", "cfg_scale": 12.0, "steps": 50}, {"Sampler": "DDIM", "Schedule type": "Automatic"})
     # Variation seeds: create_infotext writes the image's subseed and the strength only with a strength, and
     # "Seed resize from: WxH" only when both sides are set.
     add({"seed": 7, "variation": {"seed": 3000000000, "strength": 0.25, "resize_from_width": 640, "resize_from_height": 448}},

@@ -50,13 +50,23 @@ private slots:
         QVERIFY(!run.settings.hires.enabled);
     }
 
-    void aSamplerAndItsScheduleBecomeOneName() {
+    // As A1111 runs them: k-diffusion's sampler over the schedule asked for.
+    void aSamplerRunsOverItsSchedule() {
         json body = webuiapiDefaults();
         body["sampler_name"] = "DPM++ 2M";
         body["scheduler"] = "karras";
-        QCOMPARE(dd::server::readTxt2Img(body).settings.sampler, std::string("DPM++ 2M Karras"));
-        body["scheduler"] = "automatic";  // A1111 1.9+: DPM++ 2M's own schedule is Karras
-        QCOMPARE(dd::server::readTxt2Img(body).settings.sampler, std::string("DPM++ 2M Karras"));
+        auto s = dd::server::readTxt2Img(body).settings;
+        QCOMPARE(s.sampler + " / " + s.scheduleType, std::string("DPM++ 2M / Karras"));
+        body["scheduler"] = "automatic";  // A1111 1.9+: DPM++ 2M's own schedule (Karras), when it runs
+        s = dd::server::readTxt2Img(body).settings;
+        QCOMPARE(s.sampler + " / " + s.scheduleType, std::string("DPM++ 2M / Automatic"));
+        body["sampler_name"] = "DPM++ 3M SDE", body["scheduler"] = "sgm_uniform";
+        s = dd::server::readTxt2Img(body).settings;
+        QCOMPARE(s.sampler + " / " + s.scheduleType, std::string("DPM++ 3M SDE / SGM Uniform"));
+        body["scheduler"] = "align_your_steps";  // one we lack: the sampler's own, said
+        const auto run = dd::server::readTxt2Img(body);
+        QCOMPARE(run.settings.scheduleType, std::string("Automatic"));
+        QVERIFY(!run.warnings.empty());
     }
 
     // A1111's variation fields: used, not ignored; -1 draws a variation seed, a one-sided resize is none.

@@ -69,7 +69,7 @@ const Case kCases[] = {
      "a house", "", 25, "DPM++ 2M", "Karras", 7.5, 1, 512, 768, "6ce0161689", "v1-5", 1},
     {"1.9 Automatic means Karras for DPM++ 2M",
      "x\nSteps: 20, Sampler: DPM++ 2M, Schedule type: Automatic, CFG scale: 7, Seed: 5, Size: 512x512",
-     "x", "", 20, "DPM++ 2M", "Karras", 7, 5, 512, 512, "", "", 1},
+     "x", "", 20, "DPM++ 2M", "Automatic", 7, 5, 512, 512, "", "", 1},
     {"pre-1.9 DPM++ 2M is not Karras", "x\nSteps: 20, Sampler: DPM++ 2M, CFG scale: 7, Seed: 5, Size: 512x512",
      "x", "", 20, "DPM++ 2M", "Uniform", 7, 5, 512, 512, "", "", 1},
     {"schedule the sampler name cannot carry",
@@ -324,13 +324,21 @@ private slots:
         s.negativePrompt = "blurry";
         s.seed = 42;
         const std::string text = writeA1111Parameters(s, options("v1-5-pruned-emaonly", "6ce0161689", "DiffusionDesk 0.1.0"));
+        // diffusers' Euler a: our key says so, for our own reader; A1111 reads the rest as its nearest.
         QCOMPARE(text, std::string("a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, "
-                                   "CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
+                                   "Sampler implementation: diffusers, CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
                                    "Model: v1-5-pruned-emaonly, RNG: CPU, Version: DiffusionDesk 0.1.0"));
+        s.scheduleType = "Automatic";  // k-diffusion's Euler a, as A1111 runs it: A1111's own text
+        s.padConds = true;             // and A1111's key for padded sides
+        QCOMPARE(writeA1111Parameters(s, options("v1-5-pruned-emaonly", "6ce0161689", "DiffusionDesk 0.1.0")),
+                 std::string("a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, "
+                             "CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
+                             "Model: v1-5-pruned-emaonly, RNG: CPU, Pad conds: True, Version: DiffusionDesk 0.1.0"));
 
         s = {};
         s.prompt = "x";
-        s.sampler = "DPM++ 2M Karras";
+        s.sampler = "DPM++ 2M";
+        s.scheduleType = "Karras";
         s.cfgScale = 7.5;
         s.clipSkip = 2;
         s.initImage = "/home/me/in.png";
@@ -385,12 +393,9 @@ private slots:
             back.model = s.model;          // written as Model name, returned in info.modelName
             back.initImage = s.initImage;  // never written: a local path
             back.preset = s.preset;        // sidecar only
-            // A1111's text names k-diffusion's sampler and schedule: a diffusers sampler comes back as that pair.
+            // A k-diffusion run comes back with its schedule named; a diffusers one as it was ("Sampler implementation").
             api::GenerationSettings want = s;
-            if (want.sampler == "DPM++ 2M Karras") want.sampler = "DPM++ 2M", want.scheduleType = "Karras";
-            else if (api::runsKDiffusion(s) && (s.scheduleType.empty() || s.scheduleType == "Automatic"))
-                want.scheduleType = api::automaticSchedule(s.sampler);
-            else if (want.scheduleType.empty() && api::isKDiffusionSampler(want.sampler)) want.scheduleType = "Uniform";
+            if (api::runsKDiffusion(s) && s.scheduleType.empty()) want.scheduleType = "Automatic";
             QVERIFY2(nlohmann::json(back) == nlohmann::json(want), at + "\n" + nlohmann::json(back).dump().c_str());
             QCOMPARE(info.modelName, std::string("m"));
             QCOMPARE(info.modelHash, std::string("0123456789"));

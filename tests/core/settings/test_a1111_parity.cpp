@@ -37,7 +37,8 @@ private slots:
             // "extra_is_ours": the extra parameters are what the settings write (TI hashes), not options.extra.
             if (!o.value("extra_is_ours", false))
                 for (const auto& e : o["extra"]) opts.extra.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
-            QCOMPARE(writeA1111Parameters(s, opts), c["text"].get<std::string>());
+            const std::string got = writeA1111Parameters(s, opts), want = c["text"].get<std::string>();
+            QVERIFY2(got == want, (got + "\n  vs A1111's\n" + want).c_str());
         }
     }
 
