@@ -248,6 +248,8 @@ OptionTable Generate::options() {
         .value("--clip-skip", "N", "stop the text encoder N-1 layers early", whole(s.clipSkip, "--clip-skip"))
         .choice("--prompt-syntax", {"a1111", "reference"}, "how the prompt's weights are read", text(s.promptSyntax))
         .choice("--emphasis", {"Original", "No norm", "Ignore", "None"}, "A1111's emphasis mode", text(s.emphasis))
+        .flag("--pad-conds", "pad the shorter of prompt and negative to the longer (A1111's \"Pad conds\"; default: each at "
+              "its own length)", [this] { s.padConds = true; })
         .value("--init", "IMAGE", "img2img: start from this image", [this](const std::string& v) { s.initImage = v, initGiven = true; },
                Complete::File)
         .value("--strength", "X", "img2img: how much of the init image is repainted (0..1)", number(s.strength, "--strength"))

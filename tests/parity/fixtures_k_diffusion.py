@@ -76,13 +76,19 @@ class CompVisModel:
 
 
 class CFGDenoiser:
+    """A1111's CFGDenoiser: one batch when the sides are as long, else (pad_cond_uncond off, its default) the prompt
+    and then the negative each through the model at its own length."""
+
     def __init__(self, denoiser, cond, uncond):
         self.inner, self.cond, self.uncond = denoiser, cond, uncond
 
     def __call__(self, x, sigma):
         b = x.shape[0]
-        out = self.inner(torch.cat([x, x]), torch.cat([sigma, sigma]),
-                         cond=torch.cat([self.cond.expand(b, -1, -1), self.uncond.expand(b, -1, -1)]))
+        cond, uncond = self.cond.expand(b, -1, -1), self.uncond.expand(b, -1, -1)
+        if cond.shape[1] == uncond.shape[1]:
+            out = self.inner(torch.cat([x, x]), torch.cat([sigma, sigma]), cond=torch.cat([cond, uncond]))
+        else:
+            out = torch.cat([self.inner(x, sigma, cond=cond), self.inner(x, sigma, cond=uncond)])
         c, u = out[:b], out[b:]
         return u + (c - u) * CFG
 
@@ -129,6 +135,8 @@ def sampler_sigmas(sampler, label, steps, m):
 
 
 def run(case, unet, config, cond, uncond, out):
+    if case.get("long_prompt"):  # a prompt two chunks long beside a one-chunk negative
+        cond = torch.cat([cond, torch.flip(cond, [1])], 1)
     v = case.get("prediction") == "v_prediction"
     wrapper = CompVisModel(unet, config)
     denoiser = (external.CompVisVDenoiser if v else external.CompVisDenoiser)(wrapper)
@@ -172,9 +180,11 @@ def cases():
           {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 10, "seed": 15, "strength": 0.6},
           {"sampler": "DPM++ SDE", "schedule": "Karras", "steps": 8, "seed": 16, "strength": 0.5},
           {"sampler": "LMS", "schedule": "Karras", "steps": 8, "seed": 17, "strength": 0.75},
-          {"sampler": "Euler", "schedule": "DDIM", "steps": 30, "seed": 18}]
+          {"sampler": "Euler", "schedule": "DDIM", "steps": 30, "seed": 18},
+          {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 6, "seed": 19, "long_prompt": True}]
     for case in c:
         extra = "".join(f"_{k}{case[k]}" for k in ("batch", "prediction", "strength") if k in case)
+        extra += "_long_prompt" if case.get("long_prompt") else ""
         case["name"] = (f"{case['sampler']}_{case['schedule']}_{case['steps']}{extra}".lower()
                         .replace("+", "p").replace(" ", "_").replace(".", ""))
     return c

@@ -6,6 +6,7 @@
 #include "core/io/safetensors.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
+#include "core/pipeline/unet_conditioning.h"
 #include "core/sched/brownian_tree.h"
 #include "core/sched/scheduler.h"
 #include "tests/common/test_program.h"
@@ -65,13 +66,20 @@ class TestKDiffusion : public QObject {
         } else {
             x = start * sch->initNoiseSigma();
         }
-        const auto embeds = torch::cat({m_cond.at("cond").expand({batch, -1, -1}), m_cond.at("uncond").expand({batch, -1, -1})});
+        // The engine's conditioning: the negative's rows, then the prompt's; a two-chunk prompt beside a one-chunk
+        // negative stays unpadded (A1111's default), each side through the UNet at its own length.
+        torch::Tensor prompt = m_cond.at("cond");
+        if (c.value("long_prompt", false)) prompt = torch::cat({prompt, torch::flip(prompt, {1})}, 1);
+        const auto negative = m_cond.at("uncond").expand({batch, -1, -1}), positive = prompt.expand({batch, -1, -1});
+        pipeline::Conditioning cond;
+        if (negative.size(1) == positive.size(1)) cond.embeds = torch::cat({negative, positive});
+        else cond.sides = {negative, positive};
         const double cfg = m_fixture["cfg"];
         torch::NoGradGuard noGrad;
         for (int64_t i = begin; i < sch->timesteps().size(0); ++i) {
-            const auto out = m_unet->forward(sch->scaleModelInput(torch::cat({x, x}), i), sch->timesteps()[i], embeds, std::nullopt);
+            const auto out = pipeline::unetForward(*m_unet, sch->scaleModelInput(torch::cat({x, x}), i), sch->timesteps()[i], cond, nullptr);
             const auto parts = out.chunk(2);
-            x = sch->step(parts[1] + cfg * (parts[0] - parts[1]), i, x, noise);
+            x = sch->step(parts[0] + cfg * (parts[1] - parts[0]), i, x, noise);
         }
         return x;
     }

@@ -201,9 +201,13 @@ private slots:
         s.emphasis = "No norm";
         pipeline::Engine engine;
         api::CancelToken cancel;
-        const auto result = engine.generate(s, cancel, nullptr);
+        const auto result = engine.generate(s, cancel, nullptr);  // each side at its own length (A1111's default)
         QCOMPARE(int(result.images.size()), 2);
         QCOMPARE(result.images[0].width, 64);
+        s.padConds = true;  // the negative padded with empty chunks: another picture
+        const auto padded = engine.generate(s, cancel, nullptr);
+        QVERIFY(padded.images[0].rgb != result.images[0].rgb);
+        QCOMPARE(padded.settings.padConds, true);
     }
 };
 
