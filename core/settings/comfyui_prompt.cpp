@@ -297,7 +297,10 @@ void readHires(const Chain& c, GenerationInfo& info) {
 } // namespace
 
 GenerationInfo readComfyUiPrompt(std::string_view text) {
-    const json j = detail::parseJsonObject(text, "ComfyUI prompt");
+    return detail::readComfyGraph(detail::parseJsonObject(text, "ComfyUI prompt"));
+}
+
+GenerationInfo detail::readComfyGraph(const json& j) {
     const Graph g(j);
     GenerationInfo info;
     info.format = "comfyui";

@@ -209,6 +209,7 @@ std::optional<GenerationInfo> readGenerationInfo(const std::map<std::string, std
          readEasyDiffusion},
         {"Negative Prompt", [](const Text& t) { return t.count("Stable Diffusion model") > 0; }, readEasyDiffusion},
         {"prompt", nullptr, [](const Text& t) { return readComfyUiPrompt(t.at("prompt")); }},
+        {"workflow", nullptr, [](const Text& t) { return readComfyUiWorkflow(t.at("workflow")); }},  // when "prompt" is not there or unread
         {"XML:com.adobe.xmp", [](const Text& t) { return t.at("XML:com.adobe.xmp").find("exif:UserComment") != std::string::npos; },
          [](const Text& t) { return readDrawThings(t.at("XML:com.adobe.xmp")); }},
     };

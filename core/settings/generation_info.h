@@ -61,6 +61,10 @@ std::string safeModelName(std::string_view raw);
 // its parts), denoise, the prompts, the size, the checkpoint and LoRAs on the model chain, clip skip, and a second
 // pass after an upscale as the hires fix. Throws MetadataError when the text is not a JSON object.
 GenerationInfo readComfyUiPrompt(std::string_view json);
+// ComfyUI's UI "workflow" (nodes with widget values, and links), for images that carry no API "prompt": each node's
+// widgets named as the node type declares them, then read as readComfyUiPrompt reads. Throws MetadataError when the
+// text is not a workflow.
+GenerationInfo readComfyUiWorkflow(std::string_view json);
 
 // InvokeAI 3.x-5.x "invokeai_metadata" JSON. Throws MetadataError when the text is not a JSON object.
 GenerationInfo readInvokeAiMetadata(std::string_view json);

@@ -61,6 +61,9 @@ std::string jsonString(const nlohmann::json& j, const char* key);
 // ComfyUI's sampler_name and scheduler (comfy/samplers.py) as A1111 labels; names we do not know are kept (setSampler
 // finds the nearest). Also Fooocus's, which are ComfyUI's.
 std::string comfySamplerLabel(std::string name);
+// A ComfyUI graph in its API form ({"3": {"class_type": "KSampler", "inputs": {…}}, …}), followed as
+// readComfyUiPrompt follows it; the UI's workflow (comfyui_workflow.cpp) is turned into this form first.
+GenerationInfo readComfyGraph(const nlohmann::json& apiGraph);
 std::string comfyScheduleLabel(const std::string& name);
 
 // Records a field as found (for GenerationInfo::fields), once.

@@ -74,6 +74,9 @@ Restored fromJsonText(std::string_view text, std::string_view name) {
     } else if (looksLikeComfyGraph(j)) {
         static_cast<GenerationInfo&>(r) = readComfyUiPrompt(text);
         r.source = "comfyui-json";
+    } else if (j.contains("nodes") && j.contains("links")) {
+        static_cast<GenerationInfo&>(r) = readComfyUiWorkflow(text);
+        r.source = "comfyui-workflow-json";
     } else if (j.contains("generation_mode") || j.contains("positive_prompt") || j.contains("positive_conditioning")) {
         static_cast<GenerationInfo&>(r) = readInvokeAiMetadata(text);
         r.source = "invokeai-json";

@@ -5,6 +5,8 @@
 
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 using namespace dd::settings;
 
 namespace {
@@ -24,6 +26,27 @@ const char* kComfy = R"({
   "8": {"class_type": "VAEDecode", "inputs": {"samples": ["3", 0], "vae": ["4", 2]}}
 })";
 
+// The same graph as ComfyUI's UI saves it (PNG text "workflow"): widget values by position, links by id, and a
+// muted second sampler that ComfyUI does not run.
+const char* kComfyWorkflow = R"({"last_node_id": 11, "last_link_id": 12, "nodes": [
+  {"id": 3, "type": "KSampler", "mode": 0, "inputs": [{"name": "model", "type": "MODEL", "link": 1},
+    {"name": "positive", "type": "CONDITIONING", "link": 4}, {"name": "negative", "type": "CONDITIONING", "link": 6},
+    {"name": "latent_image", "type": "LATENT", "link": 2}],
+   "widgets_values": [156680208700286, "randomize", 20, 8, "dpmpp_2m", "karras", 1]},
+  {"id": 4, "type": "CheckpointLoaderSimple", "inputs": [], "widgets_values": ["SD1.5/v1-5-pruned-emaonly.safetensors"]},
+  {"id": 5, "type": "EmptyLatentImage", "widgets_values": [512, 768, 2]},
+  {"id": 6, "type": "CLIPTextEncode", "inputs": [{"name": "clip", "type": "CLIP", "link": 3}],
+   "widgets_values": ["beautiful scenery nature glass bottle landscape"]},
+  {"id": 7, "type": "CLIPTextEncode", "inputs": [{"name": "clip", "type": "CLIP", "link": 5}], "widgets_values": ["text, watermark"]},
+  {"id": 9, "type": "ConditioningCombine", "inputs": [{"name": "conditioning_1", "link": 7}, {"name": "conditioning_2", "link": 8}]},
+  {"id": 10, "type": "CLIPSetLastLayer", "inputs": [{"name": "clip", "type": "CLIP", "link": 9}], "widgets_values": [-2]},
+  {"id": 8, "type": "VAEDecode", "inputs": [{"name": "samples", "link": 10}, {"name": "vae", "link": 11}]},
+  {"id": 11, "type": "KSampler", "mode": 2, "inputs": [{"name": "model", "link": 12}], "widgets_values": [1, "fixed", 5, 2, "euler", "normal", 1]}],
+ "links": [[1, 4, 0, 3, 0, "MODEL"], [2, 5, 0, 3, 3, "LATENT"], [3, 10, 0, 6, 0, "CLIP"], [4, 6, 0, 3, 1, "CONDITIONING"],
+   [5, 10, 0, 7, 0, "CLIP"], [6, 9, 0, 3, 2, "CONDITIONING"], [7, 7, 0, 9, 0, "CONDITIONING"], [8, 7, 0, 9, 1, "CONDITIONING"],
+   [9, 4, 1, 10, 0, "CLIP"], [10, 3, 0, 8, 0, "LATENT"], [11, 4, 2, 8, 1, "VAE"], [12, 4, 0, 11, 0, "MODEL"]],
+ "version": 0.4})";
+
 // InvokeAI 3.3 "invokeai_metadata", as stored by its canvas / linear UI.
 const char* kInvoke = R"({"app_version": "3.3.0post3", "generation_mode": "txt2img", "positive_prompt": "landscape",
   "negative_prompt": "low quality", "width": 768, "height": 432, "seed": 356120443, "rand_device": "cpu",
@@ -41,6 +64,30 @@ bool anyWarningContains(const GenerationInfo& info, const std::string& part) {
 class TestGenerationInfo : public QObject {
     Q_OBJECT
 private slots:
+    // Without the API prompt, the UI workflow gives the same settings.
+    void readsComfyUiWorkflow() {
+        const auto fromPrompt = readComfyUiPrompt(kComfy);
+        const auto fromWorkflow = readComfyUiWorkflow(kComfyWorkflow);
+        QCOMPARE(nlohmann::json(fromWorkflow.settings).dump(), nlohmann::json(fromPrompt.settings).dump());
+        QCOMPARE(fromWorkflow.modelName, fromPrompt.modelName);
+        QCOMPARE(fromWorkflow.settings.clipSkip, 2);
+        QVERIFY(anyWarningContains(fromWorkflow, "workflow"));
+        QVERIFY(anyWarningContains(fromWorkflow, "1 muted node"));
+        const auto viaPng = readGenerationInfo({{"workflow", kComfyWorkflow}});
+        QVERIFY(viaPng && viaPng->format == "comfyui" && viaPng->settings.seed == 156680208700286);
+        // An older file without the seed's "control after generate" value reads the same.
+        std::string older = kComfyWorkflow;
+        const std::string control = "\"randomize\", ";
+        older.erase(older.find(control), control.size());
+        QCOMPARE(nlohmann::json(readComfyUiWorkflow(older).settings).dump(), nlohmann::json(fromPrompt.settings).dump());
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readComfyUiWorkflow(R"({"links": []})"));
+        QVERIFY_THROWS_EXCEPTION(MetadataError, readComfyUiWorkflow("[1, 2]"));
+        // Odd values are skipped, never thrown as anything but MetadataError.
+        const auto odd = readComfyUiWorkflow(R"({"nodes": [{"id": "x", "type": 3}, {"id": 1, "type": "KSampler", "mode": "on",
+            "widgets_values": {"seed": 1}, "inputs": [{"name": 5, "link": "q"}]}], "links": [[1], "z"]})");
+        QVERIFY(odd.warnings.size() >= 1);
+    }
+
     void readsComfyUiPrompt() {
         const auto info = readComfyUiPrompt(kComfy);
         QCOMPARE(info.format, std::string("comfyui"));
