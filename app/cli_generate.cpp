@@ -242,6 +242,9 @@ OptionTable Generate::options() {
                 "run k-diffusion's sampler over this schedule, as A1111 and ComfyUI do (default: diffusers' sampler "
                 "where it has one)",
                 [this](const std::string& v) { s.scheduleType = v, scheduleGiven = true; })
+        .choice("--sample-as", {"A1111", "ComfyUI"},
+                "whose k-diffusion: ComfyUI's calls the UNet at whole timesteps and draws its noise its own way (default A1111)",
+                text(s.sampleAs))
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768 (default: the model's own size)",
                [this](const std::string& v) { readSize("--size", v, s.width, s.height, "512x768"), sizeGiven = true; })
         .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))

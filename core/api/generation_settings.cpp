@@ -130,6 +130,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     // Only when used, so sidecars of runs without LoRA stay as they were.
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
+    if (s.sampleAs != "A1111") j["sample_as"] = s.sampleAs;
     if (!s.embeddings.empty()) j["embeddings"] = s.embeddings;
     if (s.refiner.enabled()) j["refiner"] = s.refiner;
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
@@ -173,6 +174,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("deterministic", s.deterministic);
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
+    get("sample_as", s.sampleAs);
     get("embeddings", s.embeddings);
     get("refiner", s.refiner);
     get("controlnets", s.controlnets);
@@ -219,6 +221,7 @@ void validate(const GenerationSettings& s) {
     if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0) || v.resizeFromWidth < 0 || v.resizeFromHeight < 0)
         fail("seed resize from needs both a width and a height (or neither)");
     if (v.resizeFromWidth > 8192 || v.resizeFromHeight > 8192) fail("seed resize from must be at most 8192x8192");
+    if (s.sampleAs != "A1111" && s.sampleAs != "ComfyUI") fail("sample as '" + s.sampleAs + "' is unknown (use \"A1111\" or \"ComfyUI\")");
     if (s.rng != "CPU" && s.rng != "NV") fail("random numbers '" + s.rng + "' are unknown (use \"CPU\" or \"NV\")");
     if (s.loraMode != "merge" && s.loraMode != "side")
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
@@ -365,6 +368,7 @@ nlohmann::json schedulerOverrides(const GenerationSettings& s) {
     nlohmann::json o = nlohmann::json::object();
     if (!s.predictionType.empty()) o["prediction_type"] = s.predictionType;
     if (!s.timestepSpacing.empty()) o["timestep_spacing"] = s.timestepSpacing;
+    if (s.sampleAs != "A1111") o["sample_as"] = s.sampleAs;  // read by the k-diffusion samplers only
     return o;
 }
 

@@ -120,6 +120,9 @@ struct GenerationSettings {
     // A1111 "Schedule type" label ("Karras", "Exponential", "SGM Uniform"...) when the sampler name does not
     // carry it; "" = the sampler's own default. "DPM++ 2M Karras" is written as sampler, not as sampler + this.
     std::string scheduleType;
+    // Whose k-diffusion: "A1111" (fractional timesteps, noise per image) or "ComfyUI" (the UNet at whole timesteps,
+    // the starting noise scaled by √(1 + σ²), one noise stream over the batch; restored from ComfyUI's graphs).
+    std::string sampleAs = "A1111";
     // Set over the model's scheduler configuration for every sampler, as diffusers' from_config(config, key=…):
     // "" keeps the model's value, or the sampler's own default where the model has none (docs/single-file.md).
     std::string predictionType;    // "epsilon" | "v_prediction": SD 2.x base single files need "epsilon"
@@ -193,7 +196,8 @@ GenerationSettings fromImage(GenerationSettings s, int64_t i);
 // Throws std::invalid_argument with a message a person can act on (size not a multiple of 8, steps < 1...).
 void validate(const GenerationSettings& s);
 
-// The scheduler keys the settings set over the model's configuration (predictionType, timestepSpacing).
+// The scheduler keys the settings set over the model's configuration (predictionType, timestepSpacing, and
+// sampleAs as "sample_as", which only the k-diffusion samplers read).
 nlohmann::json schedulerOverrides(const GenerationSettings& s);
 // The values those two settings take besides "" (the model's own).
 bool isPredictionType(const std::string& v);

@@ -20,7 +20,8 @@ std::string label(const std::string& field) {
         {"guidance_rescale", "CFG rescale"}, {"emphasis", "emphasis"}, {"prompt_syntax", "prompt syntax"},
         {"refiner", "refiner"}, {"controlnets", "ControlNets"}, {"inpaint", "inpainting"}, {"init_image", "init image"},
         {"prediction_type", "prediction type"}, {"timestep_spacing", "timestep spacing"}, {"memory_plan", "memory plan"},
-        {"deterministic", "determinism mode"}, {"rng", "noise source (RNG)"}, {"ensd", "ENSD"}};
+        {"deterministic", "determinism mode"}, {"rng", "noise source (RNG)"}, {"ensd", "ENSD"},
+        {"pad_conds", "padded prompt sides"}, {"sample_as", "sampled as"}};
     const auto it = names.find(field);
     return it != names.end() ? it->second : field;
 }

@@ -216,18 +216,32 @@ std::vector<torch::nn::Module*> controlNetsOf(const ControlStack& controls) {
     return nets;
 }
 
-// Image i of a batch draws from its own stream (CPU or NV: settings.rng) seeded with its seed (seed + i, or the seed
-// for all while a variation blends), so any image of a batch can be remade alone. `delta`: A1111's ENSD restart.
 // The sampler the settings name (with their schedule type), over a model's scheduler configuration.
 std::unique_ptr<sched::Scheduler> schedulerFor(const api::GenerationSettings& s, const nlohmann::json& schedulerConfig) {
     return sched::makeScheduler(s.sampler, s.scheduleType, schedulerConfig, api::schedulerOverrides(s));
 }
 
+// Image i of a batch draws from its own stream (CPU or NV: settings.rng) seeded with its seed (seed + i, or the seed
+// for all while a variation blends), so any image of a batch can be remade alone. `delta`: A1111's ENSD restart.
 std::vector<sched::ImageRng> imageGenerators(const api::GenerationSettings& s, int64_t delta = 0) {
     std::vector<sched::ImageRng> gens;
     for (int64_t i = 0; i < s.batchSize; ++i)
         gens.emplace_back(sched::rngKind(s.rng), uint64_t(api::imageSeeds(s, i).seed + delta));
     return gens;
+}
+
+// The sampler's noise: A1111's one stream per image (gens); ComfyUI's one CPU stream of the seed over the whole
+// batch (comfy/sample.py prepare_noise), whose later draws come from a stream of seed + 1 (afterStart).
+sched::NoiseSource samplerNoise(const api::GenerationSettings& s, const std::vector<sched::ImageRng>& gens) {
+    if (s.sampleAs != "ComfyUI") return sched::NoiseSource(gens);
+    return sched::NoiseSource(std::vector<sched::ImageRng>{sched::ImageRng(sched::ImageRng::Kind::Cpu, uint64_t(s.seed))});
+}
+
+// After the starting noise: A1111's Eta noise seed delta restarts each image's stream at seed + delta; ComfyUI's
+// samplers draw from a generator of seed + 1 (k_diffusion/sampling.py default_noise_sampler on the CPU).
+void afterStart(const api::GenerationSettings& s, sched::NoiseSource& noise) {
+    if (s.sampleAs == "ComfyUI") noise.restart({sched::ImageRng(sched::ImageRng::Kind::Cpu, uint64_t(s.seed) + 1)});
+    else if (s.ensd != 0) noise.restart(imageGenerators(s, s.ensd));
 }
 
 // A hires fix whose decode at the large size is predicted not to fit the preset's budget (without a shipped preset:
@@ -773,12 +787,12 @@ private:
         if (refine) m_loaded.refiner.useBase(m_res, m, controlNetsOf(m_loaded.controls), placing());
         const StepConditioning cond = stepConditioning(m_prompts, m, s, unetDtype);
         std::vector<sched::ImageRng> gens = imageGenerators(s);
-        sched::NoiseSource noise(gens);
+        sched::NoiseSource noise = samplerNoise(s, gens);
         auto scheduler = schedulerFor(s, m.schedulerConfig);
         scheduler->setTimesteps(s.steps, device());
         int64_t begin = 0;
         torch::Tensor latents = initialLatents(*scheduler, gens, noise, begin);
-        if (s.ensd != 0) noise.restart(imageGenerators(s, s.ensd));  // A1111's ENSD: the steps' noise from seed + delta
+        afterStart(s, noise);
         m_result.timings.stepSeconds.clear();
         m_loadAwareThreads.beforeSteps(double(parameterCount(*m.unet)) * double(latents.size(2) * latents.size(3)) *
                                        double(latents.size(0)) * (m_cfg ? 2.0 : 1.0));

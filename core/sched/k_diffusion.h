@@ -17,13 +17,15 @@ namespace dd::sched {
 
 // k-diffusion's DiscreteSchedule of a CompVis model: σ per training timestep, from alphas_cumprod as the CompVis
 // model holds it (betas and their product in float64, stored in float32), every operation in float32 torch.
+// `comfy`: as ComfyUI's ModelSamplingDiscrete holds them instead (σ and log σ in float64, stored in float32).
 class KModelSigmas {
 public:
-    explicit KModelSigmas(const ConfigReader& config);
+    KModelSigmas(const ConfigReader& config, bool comfy);
     const at::Tensor& sigmas() const { return m_sigmas; }  // ascending, float32 [T]
     double sigmaMin() const;
     double sigmaMax() const;
     at::Tensor sigmaToT(const at::Tensor& sigma) const;  // unquantized: interpolated in log σ
+    at::Tensor nearestT(const at::Tensor& sigma) const;  // ComfyUI's: the training timestep nearest in log σ
     at::Tensor tToSigma(const at::Tensor& t) const;
     at::Tensor uniformSigmas(int64_t n) const;           // get_sigmas(n): t evenly from T−1 to 0, then 0
 
@@ -33,8 +35,9 @@ private:
 
 // The schedule types of A1111's sd_schedulers.py by label ("Uniform", "Karras", "Exponential", "Polyexponential",
 // "SGM Uniform", "KL Optimal", "Simple", "Normal", "DDIM", "Beta"), `steps` σ and the final 0 (float32, CPU).
+// `comfy`: ComfyUI's Beta (in timestep space) and KL Optimal (ending in 0), its other schedules being A1111's.
 // Throws std::invalid_argument for another label.
-at::Tensor scheduleSigmas(const std::string& label, int64_t steps, const KModelSigmas& model);
+at::Tensor scheduleSigmas(const std::string& label, int64_t steps, const KModelSigmas& model, bool comfy = false);
 const std::vector<std::string>& scheduleLabels();
 
 // The sampler A1111 calls `name` ("Euler", "DPM++ SDE"…) over the schedule `label` ("Automatic": the sampler's own

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <stdexcept>
 
@@ -45,19 +46,23 @@ std::pair<T, T> ancestralStep(const T& from, const T& to) {
 class KDiffusionSampler final : public Scheduler {
 public:
     KDiffusionSampler(Algo algo, std::string name, std::string label, const nlohmann::json& config)
-        : m_algo(algo), m_name(std::move(name)), m_label(std::move(label)), m_cfg(config), m_model(m_cfg),
+        : m_algo(algo), m_name(std::move(name)), m_label(std::move(label)), m_cfg(config),
+          m_comfy(m_cfg.choice("sample_as", "A1111", {"A1111", "ComfyUI"}) == "ComfyUI"), m_model(m_cfg, m_comfy),
           m_prediction(readPrediction(m_cfg)) {
         if (m_prediction == Prediction::Sample)
             throw std::invalid_argument("the k-diffusion samplers need an epsilon or v-prediction model");
     }
 
-    std::string className() const override { return "k-diffusion " + m_name + " (" + m_label + ")"; }
+    std::string className() const override {
+        return "k-diffusion " + m_name + " (" + m_label + (m_comfy ? ", as ComfyUI" : "") + ")";
+    }
     int order() const override { return secondOrder() ? 2 : 1; }
 
     void setTimesteps(int64_t numSteps, c10::Device device) override {
-        // DPM2, DPM2 a and DPM++ 3M SDE take one σ more and drop the next to last (A1111's table).
-        const bool discard = m_algo == Algo::Dpm2 || m_algo == Algo::Dpm2A || m_algo == Algo::Dpmpp3mSde;
-        m_k = scheduleSigmas(m_label, numSteps + (discard ? 1 : 0), m_model);
+        // DPM2 and DPM2 a take one σ more and drop the next to last, and in A1111 DPM++ 3M SDE too (A1111's table,
+        // ComfyUI's DISCARD_PENULTIMATE_SIGMA_SAMPLERS).
+        const bool discard = m_algo == Algo::Dpm2 || m_algo == Algo::Dpm2A || (m_algo == Algo::Dpmpp3mSde && !m_comfy);
+        m_k = scheduleSigmas(m_label, numSteps + (discard ? 1 : 0), m_model, m_comfy);
         if (discard) m_k = torch::cat({m_k.slice(0, 0, m_k.size(0) - 2), m_k.slice(0, m_k.size(0) - 1)});
         m_evals.clear();
         for (int64_t j = 0; j + 1 < m_k.size(0); ++j) {
@@ -65,14 +70,21 @@ public:
             if (T second = secondSigma(j); second.defined()) m_evals.push_back({j, 1, second});
         }
         std::vector<T> sigmas, ts;
-        for (const auto& e : m_evals) sigmas.push_back(e.sigma), ts.push_back(m_model.sigmaToT(e.sigma));
+        // ComfyUI calls the UNet at the nearest whole training timestep; k-diffusion (A1111) at the fractional one.
+        for (const auto& e : m_evals) sigmas.push_back(e.sigma), ts.push_back(m_comfy ? m_model.nearestT(e.sigma) : m_model.sigmaToT(e.sigma));
         m_sigmas = torch::cat({torch::stack(sigmas), m_k.slice(0, m_k.size(0) - 1)});  // KL Optimal ends above 0
         assignTimesteps(torch::stack(ts), device);
         m_numInferenceSteps = m_k.size(0) - 1;
         m_history = History{};
     }
 
-    double initNoiseSigma() const override { return m_k[0].item<float>(); }
+    // ComfyUI scales the starting noise by √(1 + σ²) where sampling starts at the model's largest σ (its max_denoise).
+    double initNoiseSigma() const override {
+        const T first = m_k[0];
+        const double s = first.item<float>(), sMax = m_model.sigmaMax();
+        const bool maxDenoise = std::fabs(sMax - s) <= 1e-5 * std::max(std::fabs(sMax), std::fabs(s)) || s > sMax;
+        return m_comfy && maxDenoise ? (first.pow(2.0) + 1.0).sqrt().item<float>() : s;
+    }
 
     at::Tensor scaleModelInput(const at::Tensor& sample, int64_t i) override {
         return sample * (m_evals[size_t(i)].sigma.pow(2) + 1).pow(0.5).reciprocal();
@@ -314,6 +326,7 @@ private:
     Algo m_algo;
     std::string m_name, m_label;
     ConfigReader m_cfg;
+    bool m_comfy;  // ComfyUI's k-diffusion (api::GenerationSettings::sampleAs)
     KModelSigmas m_model;
     Prediction m_prediction;
     T m_k;  // the sampler's σ schedule, ending in 0

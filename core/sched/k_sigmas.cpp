@@ -13,7 +13,7 @@
 namespace dd::sched {
 namespace {
 
-// The CompVis model's alphas_cumprod: betas and their cumulative product in float64, kept in float32.
+// The CompVis model's alphas_cumprod: betas and their cumulative product in float64 (kept in float32 by the caller).
 at::Tensor ldmAlphasCumprod(const ConfigReader& cfg) {
     const int64_t T = cfg.integer("num_train_timesteps", 1000);
     const double b0 = cfg.number("beta_start", 0.00085), b1 = cfg.number("beta_end", 0.012);
@@ -21,13 +21,13 @@ at::Tensor ldmAlphasCumprod(const ConfigReader& cfg) {
     at::Tensor betas;
     if (cfg.has("trained_betas")) {
         const TrainSchedule train = readTrainSchedule(cfg, b0, b1, schedule);
-        return train.alphasCumprod.to(torch::kFloat32);
+        return train.alphasCumprod.to(torch::kFloat64);
     }
     if (schedule == "scaled_linear") betas = torch::linspace(std::sqrt(b0), std::sqrt(b1), T, torch::kFloat64).pow(2);
     else betas = torch::linspace(b0, b1, T, torch::kFloat64);
     if (cfg.flag("rescale_betas_zero_snr", false))
         throw std::invalid_argument("the k-diffusion samplers need a schedule without zero terminal SNR (rescale_betas_zero_snr)");
-    return torch::cumprod(1 - betas, 0).to(torch::kFloat32);
+    return torch::cumprod(1 - betas, 0);
 }
 
 at::Tensor scalar(double v) { return torch::scalar_tensor(v, torch::kFloat32); }
@@ -79,10 +79,11 @@ double betaPpf(double p, double a, double b) {
 
 } // namespace
 
-KModelSigmas::KModelSigmas(const ConfigReader& config) {
-    const at::Tensor ac = ldmAlphasCumprod(config);
-    m_sigmas = ((1 - ac) / ac).pow(0.5);
-    m_logSigmas = m_sigmas.log();
+KModelSigmas::KModelSigmas(const ConfigReader& config, bool comfy) {
+    const at::Tensor ac = comfy ? ldmAlphasCumprod(config) : ldmAlphasCumprod(config).to(torch::kFloat32);
+    const at::Tensor sigmas = ((1 - ac) / ac).pow(0.5);
+    m_sigmas = sigmas.to(torch::kFloat32);
+    m_logSigmas = sigmas.log().to(torch::kFloat32);
 }
 
 double KModelSigmas::sigmaMin() const { return m_sigmas[0].item<float>(); }
@@ -96,6 +97,11 @@ at::Tensor KModelSigmas::sigmaToT(const at::Tensor& sigma) const {
     const at::Tensor low = m_logSigmas.index({lowIdx}), high = m_logSigmas.index({highIdx});
     const at::Tensor w = ((low - logSigma) / (low - high)).clamp(0, 1);
     return ((1 - w) * lowIdx + w * highIdx).view(sigma.sizes());
+}
+
+at::Tensor KModelSigmas::nearestT(const at::Tensor& sigma) const {
+    const at::Tensor dists = sigma.log() - m_logSigmas.unsqueeze(1);
+    return dists.abs().argmin(0).view(sigma.sizes()).to(torch::kFloat32);
 }
 
 at::Tensor KModelSigmas::tToSigma(const at::Tensor& t) const {
@@ -116,8 +122,34 @@ const std::vector<std::string>& scheduleLabels() {
     return labels;
 }
 
-at::Tensor scheduleSigmas(const std::string& label, int64_t n, const KModelSigmas& model) {
+namespace {
+
+// ComfyUI's beta_scheduler: beta quantiles of 1 − i/n scaled to whole timesteps (rounded half to even), repeats
+// dropped; and kl_optimal_scheduler, which spaces n points over [0, 1] and ends in 0.
+at::Tensor comfySchedule(const std::string& label, int64_t n, const KModelSigmas& model) {
+    const auto& table = model.sigmas();
+    if (label == "Beta") {
+        const double total = double(table.size(0) - 1);
+        std::vector<double> sigs;
+        double last = -1;
+        for (int64_t i = 0; i < n; ++i) {
+            const double t = npRound(betaPpf(1.0 - double(i) / double(n), 0.6, 0.6) * total);
+            if (t != last) sigs.push_back(table[int64_t(t)].item<float>());
+            last = t;
+        }
+        return floatsThenZero(sigs);
+    }
+    const at::Tensor idx = torch::arange(n, torch::kFloat32).div_(double(std::max<int64_t>(n - 1, 1)));
+    at::Tensor sigmas = torch::zeros({n + 1}, torch::kFloat32);
+    sigmas.slice(0, 0, n).copy_((idx * std::atan(model.sigmaMin()) + (1 - idx) * std::atan(model.sigmaMax())).tan_());
+    return sigmas;
+}
+
+} // namespace
+
+at::Tensor scheduleSigmas(const std::string& label, int64_t n, const KModelSigmas& model, bool comfy) {
     if (n < 1) throw std::invalid_argument("a schedule needs at least one step");
+    if (comfy && (label == "Beta" || label == "KL Optimal")) return comfySchedule(label, n, model);
     const double sMin = model.sigmaMin(), sMax = model.sigmaMax();
     if (label == "Uniform") return model.uniformSigmas(n);
     if (label == "Karras") {

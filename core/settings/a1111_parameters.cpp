@@ -590,6 +590,13 @@ bool readRefiner(std::string_view v, Reading& r) {
 }
 
 // Without a refiner the fraction means nothing (and would not be written back): it is ignored.
+// Ours: ComfyUI's k-diffusion (whole timesteps, its noise) where that is what ran.
+bool readSampleAs(std::string_view v, Reading& r) {
+    if (v != "A1111" && v != "ComfyUI") return false;
+    r.info.settings.sampleAs = std::string(v);
+    return true;
+}
+
 // "Pad conds: True" is written when A1111 padded the shorter side; without it, each side ran at its own length.
 bool readPadConds(std::string_view v, Reading& r) {
     if (v != "True" && v != "False") return false;
@@ -700,6 +707,7 @@ const Key kKeys[] = {
      readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
     {"CFG Rescale \xcf\x86", nullptr, readNumber<&Settings::guidanceRescale>, "guidance_rescale"},
     {"Pad conds", [](S s, O) -> Written { return s.padConds ? Written("True") : Written(); }, readPadConds, "pad_conds"},
+    {"Sample as", [](S s, O) -> Written { return s.sampleAs != "A1111" ? Written(s.sampleAs) : Written(); }, readSampleAs, "sample_as"},
     {"Emphasis", [](S s, O) -> Written { return s.emphasis != "Original" ? s.emphasis : Written(); },
      readChoice<&Settings::emphasis, api::isEmphasis>, "emphasis", true},
     // Our keys (A1111 ignores them): the scheduler settings a single file may need (docs/single-file.md).

@@ -304,6 +304,7 @@ GenerationInfo detail::readComfyGraph(const json& j) {
     const Graph g(j);
     GenerationInfo info;
     info.format = "comfyui";
+    info.settings.sampleAs = "ComfyUI";
     const Chain c = follow(g, info);
     if (c.passes.empty()) {
         info.warnings.push_back("no KSampler node in the ComfyUI graph; nothing to read");

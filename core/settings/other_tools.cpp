@@ -195,6 +195,7 @@ GenerationInfo readSwarmUiParameters(std::string_view text) {
     GenerationInfo info;
     info.format = "swarmui";
     auto& s = info.settings;
+    s.sampleAs = "ComfyUI";  // SwarmUI samples through a ComfyUI backend
     readCommon(p, {"prompt", "negativeprompt", "seed", "steps", "cfgscale"}, info);
     int64_t w = 0, h = 0;
     if (looseNumber(p, "width", w) && looseNumber(p, "height", h)) setSize(info, w, h);

@@ -20,6 +20,7 @@ steps − t_enc − 1).
 import importlib.util
 import inspect
 import json
+import math
 import sys
 import types
 from pathlib import Path
@@ -84,6 +85,10 @@ class CFGDenoiser:
 
     def __call__(self, x, sigma):
         b = x.shape[0]
+        if callable(self.inner) and not isinstance(self.inner, torch.nn.Module):  # ComfyUI's: cond then uncond batched
+            out = self.inner(torch.cat([x, x]), torch.cat([sigma, sigma]), torch.cat([self.cond.expand(b, -1, -1),
+                                                                                    self.uncond.expand(b, -1, -1)]))
+            return out[b:] + (out[:b] - out[b:]) * CFG
         cond, uncond = self.cond.expand(b, -1, -1), self.uncond.expand(b, -1, -1)
         if cond.shape[1] == uncond.shape[1]:
             out = self.inner(torch.cat([x, x]), torch.cat([sigma, sigma]), cond=torch.cat([cond, uncond]))
@@ -125,6 +130,86 @@ def schedule(label, n, m):
         ts = [stats.beta.ppf(x, 0.6, 0.6) for x in 1 - np.linspace(0, 1, n)]
         return torch.FloatTensor([smin + x * (smax - smin) for x in ts] + [0.0])
     raise ValueError(label)
+
+
+class ComfyDenoiser:
+    """ComfyUI's ModelSamplingDiscrete (EPS) and BaseModel.apply_model over the same UNet, from ComfyUI's source
+    (comfy/model_sampling.py, comfy/model_base.py): σ and log σ computed in float64 and kept in float32, the input
+    divided by √(σ² + 1), the UNet called at the training timestep nearest in log σ, denoised = x − ε·σ."""
+
+    def __init__(self, unet, config):
+        n = config["num_train_timesteps"]
+        b0, b1 = config["beta_start"], config["beta_end"]
+        betas = torch.linspace(b0 ** 0.5, b1 ** 0.5, n, dtype=torch.float64) ** 2
+        alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+        sigmas = ((1 - alphas_cumprod) / alphas_cumprod) ** 0.5
+        self.sigmas, self.log_sigmas, self.unet = sigmas.float(), sigmas.log().float(), unet
+
+    def timestep(self, sigma):
+        dists = sigma.log() - self.log_sigmas[:, None]
+        return dists.abs().argmin(dim=0).view(sigma.shape)
+
+    def sigma(self, timestep):
+        t = torch.clamp(timestep.float(), min=0, max=(len(self.sigmas) - 1))
+        low, high, w = t.floor().long(), t.ceil().long(), t.frac()
+        return ((1 - w) * self.log_sigmas[low] + w * self.log_sigmas[high]).exp()
+
+    def __call__(self, x, sigma, cond):
+        s = sigma.view(sigma.shape[:1] + (1,) * (x.ndim - 1))
+        eps = self.unet(x / (s ** 2 + 1.0) ** 0.5, self.timestep(sigma).float(), encoder_hidden_states=cond).sample
+        return x - eps * s
+
+
+def comfy_sigmas(scheduler, steps, ms, sampler):
+    """comfy/samplers.py calculate_sigmas and its schedulers, with KSampler's DISCARD_PENULTIMATE_SIGMA_SAMPLERS."""
+    discard = sampler in ("DPM2", "DPM2 a")
+    n = steps + (1 if discard else 0)
+    smin, smax = float(ms.sigmas[0]), float(ms.sigmas[-1])
+    if scheduler == "normal":
+        start, end = ms.timestep(ms.sigmas[-1]), ms.timestep(ms.sigmas[0])
+        sig = torch.FloatTensor([float(ms.sigma(t)) for t in torch.linspace(start, end, n)] + [0.0])
+    elif scheduler == "karras":
+        sig = sampling.get_sigmas_karras(n=n, sigma_min=smin, sigma_max=smax)
+    elif scheduler == "beta":
+        total = len(ms.sigmas) - 1
+        ts = np.rint(stats.beta.ppf(1 - np.linspace(0, 1, n, endpoint=False), 0.6, 0.6) * total)
+        sigs, last = [], -1
+        for t in ts:
+            if t != last:
+                sigs.append(float(ms.sigmas[int(t)]))
+            last = t
+        sig = torch.FloatTensor(sigs + [0.0])
+    elif scheduler == "kl_optimal":
+        adj = torch.arange(n, dtype=torch.float).div_(n - 1)
+        sig = adj.new_zeros(n + 1)
+        sig[:-1] = (adj * math.atan(smin) + (1 - adj) * math.atan(smax)).tan_()
+    else:
+        raise ValueError(scheduler)
+    return torch.cat([sig[:-2], sig[-1:]]) if discard else sig
+
+
+def run_comfy(case, unet, config, cond, uncond, out):
+    """comfy/sample.py prepare_noise (one generator of the seed over the batch), KSAMPLER.sample's noise_scaling
+    (√(1 + σ²) at full denoise), default_noise_sampler (a CPU generator of seed + 1) and BrownianTreeNoiseSampler
+    (one tree of the seed over the batch, on the CPU)."""
+    ms = ComfyDenoiser(unet, config)
+    model = CFGDenoiser(lambda x, s, cond: ms(x, s, cond), cond, uncond)
+    seed, batch = case["seed"], case.get("batch", 1)
+    sigmas = comfy_sigmas(case["comfy_scheduler"], case["steps"], ms, case["sampler"])
+    noise = torch.randn((batch,) + SHAPE[1:], generator=torch.Generator().manual_seed(seed))
+    max_sigma, first = float(ms.sigmas[-1]), float(sigmas[0])
+    max_denoise = math.isclose(max_sigma, first, rel_tol=1e-05) or first > max_sigma
+    x = noise * torch.sqrt(1.0 + sigmas[0] ** 2.0) if max_denoise else noise * sigmas[0]
+    name = A1111_SAMPLERS[case["sampler"]][0]
+    kwargs = {}
+    if case["sampler"] in BROWNIAN:
+        kwargs["noise_sampler"] = sampling.BrownianTreeNoiseSampler(x, sigmas[sigmas > 0].min(), sigmas.max(), seed=seed)
+    elif "noise_sampler" in inspect.signature(getattr(sampling, name)).parameters:
+        g = torch.Generator().manual_seed(seed + 1)
+        kwargs["noise_sampler"] = lambda s, sn: torch.randn(x.size(), generator=g)
+    with torch.no_grad():
+        latents = getattr(sampling, name)(model, x, sigmas, disable=True, **kwargs)
+    save_file({"sigmas": sigmas, "noise": noise, "latents": latents.contiguous()}, out / f"{case['name']}.safetensors")
 
 
 def sampler_sigmas(sampler, label, steps, m):
@@ -182,9 +267,18 @@ def cases():
           {"sampler": "LMS", "schedule": "Karras", "steps": 8, "seed": 17, "strength": 0.75},
           {"sampler": "Euler", "schedule": "DDIM", "steps": 30, "seed": 18},
           {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 6, "seed": 19, "long_prompt": True}]
+    # As ComfyUI samples (its schedule names beside ours).
+    for sampler, sched, label, steps, seed, batch in [
+            ("Euler a", "normal", "Normal", 6, 21, 2), ("DPM++ 2M SDE", "karras", "Karras", 6, 22, 2),
+            ("DPM++ SDE", "normal", "Normal", 5, 23, 1), ("Euler", "beta", "Beta", 8, 24, 1),
+            ("Euler", "kl_optimal", "KL Optimal", 5, 25, 1), ("DPM2 a", "karras", "Karras", 5, 26, 1),
+            ("DPM++ 3M SDE", "normal", "Normal", 6, 27, 1)]:
+        c.append({"sampler": sampler, "schedule": label, "comfy_scheduler": sched, "steps": steps, "seed": seed,
+                  "batch": batch, "sample_as": "ComfyUI"})
     for case in c:
         extra = "".join(f"_{k}{case[k]}" for k in ("batch", "prediction", "strength") if k in case)
         extra += "_long_prompt" if case.get("long_prompt") else ""
+        extra += "_comfyui" if case.get("sample_as") == "ComfyUI" else ""
         case["name"] = (f"{case['sampler']}_{case['schedule']}_{case['steps']}{extra}".lower()
                         .replace("+", "p").replace(" ", "_").replace(".", ""))
     return c
@@ -222,7 +316,7 @@ def main():
     save_file({"cond": cond, "uncond": uncond}, out / "conditioning.safetensors")
     all_cases = cases()
     for case in all_cases:
-        run(case, unet, config, cond, uncond, out)
+        (run_comfy if case.get("sample_as") == "ComfyUI" else run)(case, unet, config, cond, uncond, out)
     (out / "cases.json").write_text(json.dumps({"cfg": CFG, "shape": list(SHAPE), "cases": all_cases}, indent=1))
     brownian_fixture(out)
 

@@ -49,11 +49,14 @@ class TestKDiffusion : public QObject {
     torch::Tensor sample(const json& c, const io::TensorMap& f) {
         nlohmann::json overrides = nlohmann::json::object();
         if (c.contains("prediction")) overrides["prediction_type"] = c["prediction"];
+        const bool comfy = c.value("sample_as", "") == "ComfyUI";
+        if (comfy) overrides["sample_as"] = "ComfyUI";
         auto sch = sched::makeScheduler(c["sampler"], c["schedule"], m_ck.configs.at("scheduler"), overrides);
         sch->setTimesteps(c["steps"]);
-        const int64_t batch = c.value("batch", 1);
+        const int64_t batch = c.value("batch", 1), seed = c["seed"];
+        // A1111: a stream per image (seed + i); ComfyUI: one of the seed over the batch, then one of seed + 1.
         std::vector<sched::ImageRng> gens;
-        for (int64_t b = 0; b < batch; ++b) gens.emplace_back(sched::ImageRng::Kind::Cpu, uint64_t(c["seed"].get<int64_t>() + b));
+        for (int64_t b = 0; b < (comfy ? 1 : batch); ++b) gens.emplace_back(sched::ImageRng::Kind::Cpu, uint64_t(seed + b));
         sched::NoiseSource noise(gens);
         const auto start = noise.randn({batch, 4, f.at("noise").size(2), f.at("noise").size(3)}, torch::kFloat32, torch::kCPU);
         if (!torch::equal(start, f.at("noise"))) throw std::runtime_error("the starting noise differs from the fixture's");
@@ -66,6 +69,7 @@ class TestKDiffusion : public QObject {
         } else {
             x = start * sch->initNoiseSigma();
         }
+        if (comfy) noise.restart({sched::ImageRng(sched::ImageRng::Kind::Cpu, uint64_t(seed) + 1)});
         // The engine's conditioning: the negative's rows, then the prompt's; a two-chunk prompt beside a one-chunk
         // negative stays unpadded (A1111's default), each side through the UNet at its own length.
         torch::Tensor prompt = m_cond.at("cond");
@@ -132,7 +136,9 @@ private slots:
         QVERIFY2(err <= 1e-5 * scale, qPrintable(QString("max |Δ| %1 at scale %2").arg(err).arg(scale)));
         // The first-order samplers evaluate the model once per σ of the schedule: the schedule itself, as computed.
         if (c["sampler"] == "Euler" && !c.contains("strength")) {
-            auto sch = sched::makeScheduler(c["sampler"], c["schedule"], m_ck.configs.at("scheduler"), json::object());
+            json overrides = json::object();
+            if (c.contains("sample_as")) overrides["sample_as"] = c["sample_as"];
+            auto sch = sched::makeScheduler(c["sampler"], c["schedule"], m_ck.configs.at("scheduler"), overrides);
             sch->setTimesteps(c["steps"]);
             const double schedErr = maxAbs(sch->sigmas(), f.at("sigmas"));
             QVERIFY2(schedErr <= (c["schedule"] == "Beta" ? 1e-6 : 0.0), qPrintable(QString("schedule max |Δ| %1").arg(schedErr)));

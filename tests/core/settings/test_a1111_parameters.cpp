@@ -328,6 +328,11 @@ private slots:
         QCOMPARE(text, std::string("a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, "
                                    "Sampler implementation: diffusers, CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
                                    "Model: v1-5-pruned-emaonly, RNG: CPU, Version: DiffusionDesk 0.1.0"));
+        s.sampleAs = "ComfyUI";  // ours, as ComfyUI samples: said, and read back
+        const std::string comfy = writeA1111Parameters(s);
+        QVERIFY2(comfy.find(", Sample as: ComfyUI") != std::string::npos, comfy.c_str());
+        QCOMPARE(parseA1111Parameters(comfy).settings.sampleAs, std::string("ComfyUI"));
+        s.sampleAs = "A1111";
         s.scheduleType = "Automatic";  // k-diffusion's Euler a, as A1111 runs it: A1111's own text
         s.padConds = true;             // and A1111's key for padded sides
         QCOMPARE(writeA1111Parameters(s, options("v1-5-pruned-emaonly", "6ce0161689", "DiffusionDesk 0.1.0")),
