@@ -840,9 +840,9 @@ private:
                                                                 : upscaleInPixels(base, to, gens);
         // An inpainting UNet repaints everything again, at the second pass's size.
         if (m_inpaint) m_inpaint = repaintEverything(upscaled.sizes().vec());
-        sched::NoiseSource fresh(gens);
+        sched::NoiseSource fresh = samplerNoise(s, gens);
         const auto secondNoise = startNoise(gens, fresh, upscaled.sizes());
-        if (s.ensd != 0) fresh.restart(imageGenerators(s, s.ensd));
+        afterStart(s, fresh);
         const auto x = second->addNoise(upscaled, secondNoise, cut.beginIndex);
         api::GenerationSettings large = s;
         large.width = to.width;

@@ -6,6 +6,7 @@
 #include "core/io/safetensors.h"
 #include "core/nn/load_weights.h"
 #include "core/nn/unet.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/unet_conditioning.h"
 #include "core/sched/brownian_tree.h"
 #include "core/sched/scheduler.h"
@@ -143,6 +144,35 @@ private slots:
             const double schedErr = maxAbs(sch->sigmas(), f.at("sigmas"));
             QVERIFY2(schedErr <= (c["schedule"] == "Beta" ? 1e-6 : 0.0), qPrintable(QString("schedule max |Δ| %1").arg(schedErr)));
         }
+    }
+
+    // Through the engine: as ComfyUI, the batch's noise is one stream (image 2 is not seed + 1 alone, as in A1111).
+    void comfyUiNoiseThroughTheEngine() {
+        api::GenerationSettings s;
+        s.model = pipeline::kDemoModel;
+        s.prompt = "a red fox";
+        s.sampler = "Euler a", s.scheduleType = "Normal", s.sampleAs = "ComfyUI";
+        s.steps = 3, s.width = s.height = 64, s.batchSize = 2, s.seed = 40, s.cfgScale = 1;
+        pipeline::Engine engine;
+        api::CancelToken cancel;
+        const auto batch = engine.generate(s, cancel, nullptr);
+        QCOMPARE(int(batch.images.size()), 2);
+        QVERIFY(engine.generate(s, cancel, nullptr).images[1].rgb == batch.images[1].rgb);  // reruns the same
+        // A batch of one and of two round the UNet's sums apart by 1/255 at most: "the same" here.
+        const auto diff = [](const api::Image& a, const api::Image& b) {
+            int most = 0;
+            for (size_t k = 0; k < a.rgb.size(); ++k) most = std::max(most, std::abs(int(a.rgb[k]) - int(b.rgb[k])));
+            return most;
+        };
+        auto alone = api::fromImage(s, 1);
+        alone.batchSize = 1;
+        QVERIFY(diff(engine.generate(alone, cancel, nullptr).images[0], batch.images[1]) > 8);
+        auto a1111 = s;
+        a1111.sampleAs = "A1111";
+        const auto perImage = engine.generate(a1111, cancel, nullptr);
+        alone.sampleAs = "A1111";
+        QVERIFY(diff(engine.generate(alone, cancel, nullptr).images[0], perImage.images[1]) <= 1);
+        QVERIFY(diff(perImage.images[0], batch.images[0]) > 8);  // whole timesteps and √(1 + σ²): another picture
     }
 
     void scheduleTypeNeedsAKDiffusionSampler() {
