@@ -249,6 +249,9 @@ OptionTable Generate::options() {
                [this](const std::string& v) { readSize("--size", v, s.width, s.height, "512x768"), sizeGiven = true; })
         .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))
         .value("--clip-skip", "N", "stop the text encoder N-1 layers early", whole(s.clipSkip, "--clip-skip"))
+        .choice("--sdxl-clip-skip", {"diffusers", "A1111", "ComfyUI"},
+                "how clip skip reaches SDXL's encoders: hidden state -(N+1) (diffusers), none (A1111), -N (ComfyUI)",
+                text(s.sdxlClipSkip))
         .choice("--prompt-syntax", {"a1111", "reference"}, "how the prompt's weights are read", text(s.promptSyntax))
         .choice("--emphasis", {"Original", "No norm", "Ignore", "None"}, "A1111's emphasis mode", text(s.emphasis))
         .flag("--pad-conds", "pad the shorter of prompt and negative to the longer (A1111's \"Pad conds\"; default: each at "

@@ -131,6 +131,7 @@ void to_json(nlohmann::json& j, const GenerationSettings& s) {
     if (!s.loras.empty()) j["loras"] = s.loras;
     if (s.loraMode != "merge") j["lora_mode"] = s.loraMode;
     if (s.sampleAs != "A1111") j["sample_as"] = s.sampleAs;
+    if (s.sdxlClipSkip != "diffusers") j["sdxl_clip_skip"] = s.sdxlClipSkip;
     if (!s.embeddings.empty()) j["embeddings"] = s.embeddings;
     if (s.refiner.enabled()) j["refiner"] = s.refiner;
     if (!s.controlnets.empty()) j["controlnets"] = s.controlnets;
@@ -175,6 +176,7 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("loras", s.loras);
     get("lora_mode", s.loraMode);
     get("sample_as", s.sampleAs);
+    get("sdxl_clip_skip", s.sdxlClipSkip);
     get("embeddings", s.embeddings);
     get("refiner", s.refiner);
     get("controlnets", s.controlnets);
@@ -221,6 +223,8 @@ void validate(const GenerationSettings& s) {
     if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0) || v.resizeFromWidth < 0 || v.resizeFromHeight < 0)
         fail("seed resize from needs both a width and a height (or neither)");
     if (v.resizeFromWidth > 8192 || v.resizeFromHeight > 8192) fail("seed resize from must be at most 8192x8192");
+    if (s.sdxlClipSkip != "diffusers" && s.sdxlClipSkip != "A1111" && s.sdxlClipSkip != "ComfyUI")
+        fail("SDXL clip skip '" + s.sdxlClipSkip + "' is unknown (use \"diffusers\", \"A1111\" or \"ComfyUI\")");
     if (s.sampleAs != "A1111" && s.sampleAs != "ComfyUI") fail("sample as '" + s.sampleAs + "' is unknown (use \"A1111\" or \"ComfyUI\")");
     if (s.rng != "CPU" && s.rng != "NV") fail("random numbers '" + s.rng + "' are unknown (use \"CPU\" or \"NV\")");
     if (s.loraMode != "merge" && s.loraMode != "side")

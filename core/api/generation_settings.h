@@ -131,6 +131,10 @@ struct GenerationSettings {
     int height = 512;
     int batchSize = 1;
     int clipSkip = 1;              // A1111 numbering: 1 = last layer, 2 = penultimate
+    // How clip skip N reaches SDXL's two text encoders, which tools read differently: "diffusers" (hidden state
+    // −(N+1), diffusers' clip_skip = N−1), "A1111" (not at all: −2, its "Clip skip SDXL" off), "ComfyUI" (−N, its
+    // CLIPSetLastLayer). Restored with the image's tool; SD 1.x and 2.x read N the same everywhere.
+    std::string sdxlClipSkip = "diffusers";
     // "a1111": (x:1.2) weights, BREAK, prompts past 75 tokens in 77-token chunks; "reference": diffusers,
     // plain text cut at 75 tokens (what the parity tests compare against).
     std::string promptSyntax = "a1111";

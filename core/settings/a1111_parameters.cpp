@@ -770,6 +770,8 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     readA1111ControlNets(take, info);
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
+    // How the tool read clip skip on SDXL: A1111 (and Forge) not at all; Fooocus as ComfyUI; our own text as ours.
+    if (info.version.rfind("DiffusionDesk", 0) != 0) info.settings.sdxlClipSkip = info.version.rfind("Fooocus", 0) == 0 ? "ComfyUI" : "A1111";
     readNoiseSource(rng, reading);
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
 }

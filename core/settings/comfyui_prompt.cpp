@@ -258,6 +258,7 @@ void readClipSkip(const Graph& g, const Pass& pass, GenerationInfo& info) {
         if (classOf(*cur) == "CLIPSetLastLayer" && Graph::inputs(*cur) && jsonNumber(*Graph::inputs(*cur), "stop_at_clip_layer", layer) &&
             layer <= -1 && layer >= -24) {
             info.settings.clipSkip = -layer;
+            info.settings.sdxlClipSkip = "ComfyUI";  // hidden state −N on SDXL's encoders too
             detail::found(info, "clip_skip");
             return;
         }

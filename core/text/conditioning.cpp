@@ -58,8 +58,15 @@ TextConditioning encodeSdxl(nn::ClipTextModel encoder1, nn::ClipTextModel encode
                             const torch::Tensor& ids2, int clipSkip, const nn::InjectedVectors& inject1,
                             const nn::InjectedVectors& inject2) {
     requireSkip(clipSkip);
+    return encodeSdxlLayer(encoder1, encoder2, ids1, ids2, clipSkip + 2, inject1, inject2);
+}
+
+TextConditioning encodeSdxlLayer(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& ids1,
+                                 const torch::Tensor& ids2, int layerFromEnd, const nn::InjectedVectors& inject1,
+                                 const nn::InjectedVectors& inject2) {
+    if (layerFromEnd < 1) throw std::invalid_argument("an SDXL hidden state counts from 1 at the end, got " + std::to_string(layerFromEnd));
     torch::NoGradGuard noGrad;
-    return sdxlSide(encoder1, encoder2, ids1, ids2, clipSkip + 2, inject1, inject2);
+    return sdxlSide(encoder1, encoder2, ids1, ids2, layerFromEnd, inject1, inject2);
 }
 
 CfgConditioning encodeSdxlCfg(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& positiveIds1,

@@ -62,6 +62,11 @@ CfgConditioning encodeSdCfg(nn::ClipTextModel encoder, const torch::Tensor& posi
 TextConditioning encodeSdxl(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& ids1,
                             const torch::Tensor& ids2, int clipSkip = 0, const nn::InjectedVectors& inject1 = {},
                             const nn::InjectedVectors& inject2 = {});
+// The same at hidden_states[-layerFromEnd] (≥ 1): clipSkip + 2 above; other tools count otherwise
+// (api::GenerationSettings::sdxlClipSkip).
+TextConditioning encodeSdxlLayer(nn::ClipTextModel encoder1, nn::ClipTextModel encoder2, const torch::Tensor& ids1,
+                                 const torch::Tensor& ids2, int layerFromEnd, const nn::InjectedVectors& inject1 = {},
+                                 const nn::InjectedVectors& inject2 = {});
 
 // SDXL with CFG. zeroNegative: diffusers' `negative_prompt is None and force_zeros_for_empty_prompt`
 // (model_index.json, true for SDXL base): the negative embeds and pooled are all zeros and the negative ids

@@ -135,13 +135,14 @@ private:
             const auto z = encodeSd(m_model.encoder1, chunkIds(*chunk1, m_model.encoder1->device()), skip, injected(*chunk1, 0)).embeds;
             return {applyEmphasis(z, chunk1->weights, m_options.emphasis), {}};
         }
-        auto side2 = encodeSdxl(nn::ClipTextModel(nullptr), m_model.encoder2, {}, chunkIds(*chunk2, m_model.encoder2->device()), skip,
-                                {}, injected(*chunk2, 1));
+        // The SDXL layer of conditioning.h, hidden_states[-(k+2)] without the final LayerNorm, or the tool's own.
+        const int layer = m_options.sdxlLayerFromEnd > 0 ? m_options.sdxlLayerFromEnd : skip + 2;
+        auto side2 = encodeSdxlLayer(nn::ClipTextModel(nullptr), m_model.encoder2, {}, chunkIds(*chunk2, m_model.encoder2->device()),
+                                     layer, {}, injected(*chunk2, 1));
         auto z = applyEmphasis(side2.embeds, chunk2->weights, m_options.emphasis);
         if (chunk1) {
-            // The SDXL layer of conditioning.h: hidden_states[-(k+2)], no final LayerNorm.
             nn::ClipTextModel encoder1 = m_model.encoder1;
-            const auto h1 = encoder1->forward(chunkIds(*chunk1, encoder1->device()), injected(*chunk1, 0)).hiddenState(skip + 2);
+            const auto h1 = encoder1->forward(chunkIds(*chunk1, encoder1->device()), injected(*chunk1, 0)).hiddenState(layer);
             z = torch::cat({applyEmphasis(h1, chunk1->weights, m_options.emphasis).to(z.device(), z.scalar_type()), z}, -1);
         }
         return {z, side2.pooled};
@@ -171,6 +172,9 @@ PromptEncodeOptions promptEncodeOptions(const TextInput& s) {
     else if (s.emphasis != "Original") throw std::invalid_argument("emphasis '" + s.emphasis + "' is unknown");
     o.clipSkip = clipSkipFromA1111(s.clipSkip);
     o.padToSameLength = s.padConds;
+    if (s.sdxlClipSkip == "A1111") o.sdxlLayerFromEnd = 2;  // A1111 leaves SDXL at its penultimate layer
+    else if (s.sdxlClipSkip == "ComfyUI") o.sdxlLayerFromEnd = std::max(1, s.clipSkip);
+    else if (s.sdxlClipSkip != "diffusers") throw std::invalid_argument("SDXL clip skip '" + s.sdxlClipSkip + "' is unknown");
     return o;
 }
 

@@ -56,6 +56,7 @@ struct PromptEncodeOptions {
     int clipSkip = 0;           // diffusers numbering (conditioning.h)
     int commaBacktrack = 20;    // A1111 comma_padding_backtrack
     bool padToSameLength = true;  // A1111 pad_cond_uncond: the shorter side gets empty-prompt chunks
+    int sdxlLayerFromEnd = 0;     // SDXL's encoders give hidden_states[-this]; 0: clipSkip + 2 (diffusers)
 };
 
 // The input's promptSyntax, emphasis and clipSkip (A1111 numbering). Throws std::invalid_argument for an unknown

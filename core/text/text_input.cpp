@@ -33,6 +33,7 @@ TextInput textInputOf(const api::GenerationSettings& s) {
     t.promptSyntax = s.promptSyntax;
     t.emphasis = s.emphasis;
     t.padConds = s.padConds || !s.controlnets.empty();
+    t.sdxlClipSkip = s.sdxlClipSkip;
     return t;
 }
 

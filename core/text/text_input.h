@@ -16,7 +16,8 @@ struct TextInput {
     int clipSkip = 1;                     // A1111 numbering
     std::string promptSyntax = "a1111";
     std::string emphasis = "Original";
-    bool padConds = true;  // GenerationSettings::padConds (always with ControlNets: their residuals take one batch)
+    bool padConds = true;
+    std::string sdxlClipSkip = "diffusers";  // GenerationSettings::sdxlClipSkip  // GenerationSettings::padConds (always with ControlNets: their residuals take one batch)
     bool operator==(const TextInput&) const = default;
 };
 

@@ -328,6 +328,11 @@ private slots:
         QCOMPARE(text, std::string("a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, Schedule type: Automatic, "
                                    "Sampler implementation: diffusers, CFG scale: 7, Seed: 42, Size: 512x512, Model hash: 6ce0161689, "
                                    "Model: v1-5-pruned-emaonly, RNG: CPU, Version: DiffusionDesk 0.1.0"));
+        // Clip skip on SDXL as the tool that wrote the text reads it.
+        QCOMPARE(parseA1111Parameters(text).settings.sdxlClipSkip, std::string("diffusers"));  // ours
+        QCOMPARE(parseA1111Parameters("x\nSteps: 20, Sampler: Euler, Clip skip: 2, Version: v1.10.1").settings.sdxlClipSkip, std::string("A1111"));
+        QCOMPARE(parseA1111Parameters("x\nSteps: 20, Sampler: Euler, Clip skip: 2, Version: Fooocus v2.5.5").settings.sdxlClipSkip,
+                 std::string("ComfyUI"));
         s.sampleAs = "ComfyUI";  // ours, as ComfyUI samples: said, and read back
         const std::string comfy = writeA1111Parameters(s);
         QVERIFY2(comfy.find(", Sample as: ComfyUI") != std::string::npos, comfy.c_str());
@@ -401,6 +406,7 @@ private slots:
             // A k-diffusion run comes back with its schedule named; a diffusers one as it was ("Sampler implementation").
             api::GenerationSettings want = s;
             if (api::runsKDiffusion(s) && s.scheduleType.empty()) want.scheduleType = "Automatic";
+            want.sdxlClipSkip = "A1111";  // a text without "Version: DiffusionDesk …" is another tool's
             QVERIFY2(nlohmann::json(back) == nlohmann::json(want), at + "\n" + nlohmann::json(back).dump().c_str());
             QCOMPARE(info.modelName, std::string("m"));
             QCOMPARE(info.modelHash, std::string("0123456789"));

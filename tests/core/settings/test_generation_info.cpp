@@ -97,6 +97,7 @@ private slots:
         QCOMPARE(info.settings.sampler, std::string("DPM++ 2M"));  // k-diffusion's, over ComfyUI's schedule
         QCOMPARE(info.settings.scheduleType, std::string("Karras"));
         QCOMPARE(info.settings.sampleAs, std::string("ComfyUI"));  // and as ComfyUI runs it
+        QCOMPARE(info.settings.sdxlClipSkip, std::string("ComfyUI"));  // its CLIPSetLastLayer's −2
         QCOMPARE(info.settings.prompt, std::string("beautiful scenery nature glass bottle landscape"));
         QCOMPARE(info.settings.negativePrompt, std::string("text, watermark"));
         QCOMPARE(info.settings.width, 512);

@@ -177,6 +177,25 @@ private slots:
         QVERIFY(maxAbs(a.negative.embeds, r.negative.embeds) <= 1e-6);
     }
 
+    // Clip skip N on SDXL as each tool reads it: diffusers hidden state −(N+1), A1111 −2 whatever N, ComfyUI −N.
+    void sdxlClipSkipAsEachToolReadsIt() {
+        const auto opts = [](const std::string& how, int n) {
+            text::TextInput in;
+            in.sdxlClipSkip = how, in.clipSkip = n;
+            return text::promptEncodeOptions(in);
+        };
+        const auto embeds = [&](const std::string& fam, const text::PromptEncodeOptions& o) {
+            return text::encodePrompts(family(fam).model(), "a photo of a cat", std::nullopt, o).positive.embeds;
+        };
+        QCOMPARE(maxAbs(embeds("sdxl", opts("A1111", 2)), embeds("sdxl", opts("diffusers", 1))), 0.0);
+        QCOMPARE(maxAbs(embeds("sdxl", opts("A1111", 3)), embeds("sdxl", opts("diffusers", 1))), 0.0);
+        QCOMPARE(maxAbs(embeds("sdxl", opts("ComfyUI", 3)), embeds("sdxl", opts("diffusers", 2))), 0.0);
+        QVERIFY(maxAbs(embeds("sdxl", opts("ComfyUI", 1)), embeds("sdxl", opts("diffusers", 1))) > 1e-3);  // −1: the last
+        QVERIFY(maxAbs(embeds("sdxl", opts("diffusers", 2)), embeds("sdxl", opts("diffusers", 1))) > 1e-3);
+        QCOMPARE(maxAbs(embeds("sd1", opts("A1111", 2)), embeds("sd1", opts("diffusers", 2))), 0.0);  // SD 1.x: one reading
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, opts("Forge", 2));
+    }
+
     void rejectsUnknownNames() {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, optionsFor("comfy", "Original", 1));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, optionsFor("a1111", "Strong", 1));
