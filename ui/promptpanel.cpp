@@ -124,9 +124,16 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_scheduleType->setToolTip(tr("Default: the sampler as diffusers runs it (DPM2, DPM++ SDE and the others only "
                                   "k-diffusion has run over A1111's Automatic schedule).\nA schedule type runs "
                                   "k-diffusion's sampler over it, as A1111 and ComfyUI do: what reproduces their images"));
+    // Shown for a restored ComfyUI image only: its k-diffusion differs from A1111's (docs/reproduce.md).
+    m_asComfyUi = new QCheckBox(tr("as ComfyUI"), this);
+    m_asComfyUi->setObjectName("asComfyUi");
+    m_asComfyUi->setToolTip(tr("Sample as ComfyUI does: the UNet at whole timesteps, the starting noise scaled by √(1 + σ²), "
+                               "one noise stream over the batch. Restored with ComfyUI and SwarmUI images"));
+    m_asComfyUi->hide();
     auto* samplerRow = new QHBoxLayout;
     samplerRow->addWidget(m_sampler, 1);
     samplerRow->addWidget(m_scheduleType, 1);
+    samplerRow->addWidget(m_asComfyUi);
     auto* schedulerRow = new QHBoxLayout;  // the scheduler configuration's two overrides
     schedulerRow->addWidget(m_predictionType, 1);
     schedulerRow->addWidget(m_timestepSpacing, 1);
@@ -263,6 +270,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     connect(m_sampler, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::showSamplerChoices);
     connect(m_scheduleType, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::showSamplerChoices);
     connect(m_scheduleType, qOverload<int>(&QComboBox::currentIndexChanged), this, &PromptPanel::edited);
+    connect(m_asComfyUi, &QCheckBox::toggled, this, &PromptPanel::edited);
     setModelFamily(QStringLiteral("SD 1.x"), false);
     setSettings({});
     updateEmbeddingsMenu();
@@ -333,6 +341,7 @@ void PromptPanel::showSamplerChoices() {
 
 api::GenerationSettings PromptPanel::settings() const {
     api::GenerationSettings s = m_hidden;
+    s.sampleAs = m_asComfyUi->isChecked() ? "ComfyUI" : "A1111";
     s.prompt = m_prompt->toPlainText().toStdString();
     s.negativePrompt = m_negative->toPlainText().toStdString();
     s.seed = int64_t(m_seed->value());
@@ -361,6 +370,8 @@ api::GenerationSettings PromptPanel::settings() const {
 
 void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_hidden = s;
+    m_asComfyUi->setChecked(s.sampleAs == "ComfyUI");
+    m_asComfyUi->setVisible(s.sampleAs == "ComfyUI");
     m_prompt->setPlainText(QString::fromStdString(s.prompt));
     m_negative->setPlainText(QString::fromStdString(s.negativePrompt));
     m_seed->setValue(double(s.seed));

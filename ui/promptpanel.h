@@ -80,7 +80,8 @@ private:
     QSpinBox* m_steps;
     QDoubleSpinBox* m_cfg;
     QComboBox* m_sampler;
-    QComboBox* m_scheduleType;  // "" = the sampler's default (diffusers' where it has one)
+    QComboBox* m_scheduleType;
+    QCheckBox* m_asComfyUi;     // api::GenerationSettings::sampleAs, shown once an image set it  // "" = the sampler's default (diffusers' where it has one)
     QComboBox* m_predictionType;   // "" = the model's scheduler config
     QComboBox* m_timestepSpacing;  // "" = the model's, else the sampler's default
     QComboBox* m_sizePreset;

@@ -99,6 +99,28 @@ private slots:
         QVERIFY(std::any_of(actions.begin(), actions.end(), [](QAction* a) { return a->text().contains("pickle") && !a->isEnabled(); }));
     }
 
+    // The schedule box applies to k-diffusion's samplers; "as ComfyUI" shows only once a restored image set it.
+    void scheduleTypeAndComfyUi() {
+        PromptPanel p;
+        auto* schedule = p.findChild<QComboBox*>("scheduleType");
+        auto* comfy = p.findChild<QCheckBox*>("asComfyUi");
+        QVERIFY(schedule && comfy);
+        QVERIFY(comfy->isHidden());
+        dd::api::GenerationSettings s;
+        s.sampler = "DPM++ SDE", s.scheduleType = "Beta", s.sampleAs = "ComfyUI";
+        p.setSettings(s);
+        QCOMPARE(p.settings().scheduleType, std::string("Beta"));
+        QCOMPARE(p.settings().sampleAs, std::string("ComfyUI"));
+        QVERIFY(!comfy->isHidden() && comfy->isChecked());
+        comfy->setChecked(false);
+        QCOMPARE(p.settings().sampleAs, std::string("A1111"));
+        s.sampler = "UniPC", s.scheduleType = "", s.sampleAs = "A1111";
+        p.setSettings(s);
+        QVERIFY(!schedule->isEnabled());  // UniPC has its own schedule
+        QVERIFY(comfy->isHidden());
+        QCOMPARE(p.settings().scheduleType, std::string());
+    }
+
     void counterFollowsTyping() {
         PromptPanel p;
         auto* prompt = p.findChild<QPlainTextEdit*>("prompt");
