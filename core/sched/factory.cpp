@@ -37,16 +37,19 @@ const std::vector<Entry>& entries() {
     return table;
 }
 
+// The pipeline's scheduler config with the sampler's own options over it, then the user's.
+nlohmann::json configWith(const nlohmann::json& pipelineSchedulerConfig, const nlohmann::json& options, const nlohmann::json& overrides) {
+    nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
+    for (const auto* layer : {&options, &overrides})
+        if (layer->is_object())
+            for (const auto& [key, value] : layer->items()) config[key] = value;
+    return config;
+}
+
 std::unique_ptr<Scheduler> makeDiffusers(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,
                                          const nlohmann::json& overrides) {
-    for (const auto& e : entries()) {
-        if (userName != e.name) continue;
-        nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
-        for (const auto& [key, value] : e.options.items()) config[key] = value;
-        if (overrides.is_object())
-            for (const auto& [key, value] : overrides.items()) config[key] = value;
-        return e.make(config);
-    }
+    for (const auto& e : entries())
+        if (userName == e.name) return e.make(configWith(pipelineSchedulerConfig, e.options, overrides));
     std::string valid;
     for (const auto& n : api::samplerNames()) valid += (valid.empty() ? "\"" : ", \"") + n + "\"";
     throw std::invalid_argument("unknown sampler \"" + userName + "\"; valid names: " + valid);
@@ -63,10 +66,7 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const std:
         if (!scheduleType.empty() && std::find(known.begin(), known.end(), userName) != known.end()) throw std::invalid_argument("the sampler \"" + userName + "\" has its own schedule: leave the schedule type empty");
         return makeDiffusers(userName, pipelineSchedulerConfig, overrides);
     }
-    nlohmann::json config = pipelineSchedulerConfig.is_object() ? pipelineSchedulerConfig : nlohmann::json::object();
-    if (overrides.is_object())
-        for (const auto& [key, value] : overrides.items()) config[key] = value;
-    return makeKDiffusion(userName, scheduleType, config);
+    return makeKDiffusion(userName, scheduleType, configWith(pipelineSchedulerConfig, nlohmann::json::object(), overrides));
 }
 
 std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const nlohmann::json& pipelineSchedulerConfig,

@@ -112,7 +112,7 @@ public:
         if (m_history.firstStep < 0) m_history.firstStep = e.step;
         const T x = sample.to(torch::kFloat32);
         const T denoised = denoise(modelOutput.to(torch::kFloat32), x, e.sigma);
-        return (e.stage == 0 ? firstEval(e.step, x, denoised, noise) : secondEval(x, denoised, noise)).to(modelOutput.scalar_type());
+        return (e.stage == 0 ? firstEval(i, x, denoised, noise) : secondEval(x, denoised, noise)).to(modelOutput.scalar_type());
     }
 
 private:
@@ -131,9 +131,6 @@ private:
     bool secondOrder() const {
         return m_algo == Algo::Heun || m_algo == Algo::Dpm2 || m_algo == Algo::Dpm2A || m_algo == Algo::Dpmpp2sA ||
                m_algo == Algo::DpmppSde;
-    }
-    bool brownian() const {
-        return m_algo == Algo::DpmppSde || m_algo == Algo::Dpmpp2mSde || m_algo == Algo::Dpmpp2mSdeHeun || m_algo == Algo::Dpmpp3mSde;
     }
 
     // The σ of step j's second model evaluation, undefined when the step has none.
@@ -180,8 +177,10 @@ private:
         return (*m_brownian)(sigma.item<float>(), next.item<float>()).to(x.device());
     }
 
-    T firstEval(int64_t j, const T& x, const T& den, NoiseSource& noise) {
+    // The first evaluation of a step, evaluation i; a second one (if the step has it) is evaluation i + 1.
+    T firstEval(int64_t i, const T& x, const T& den, NoiseSource& noise) {
         History& h = m_history;
+        const int64_t j = m_evals[size_t(i)].step;
         const T s = m_k[j], next = m_k[j + 1];
         switch (m_algo) {
         case Algo::Euler: return x + (x - den) / s * (next - s);
@@ -194,14 +193,14 @@ private:
         case Algo::Dpm2: {
             const T d = (x - den) / s;
             if (isZero(next)) return x + d * (next - s);
-            h.x = x, h.d = d, h.dt = next - s, h.mid = secondSigma(j);
+            h.x = x, h.d = d, h.dt = next - s, h.mid = m_evals[size_t(i) + 1].sigma;
             return x + d * (m_algo == Algo::Heun ? h.dt : h.mid - s);
         }
         case Algo::Dpm2A: {
             const auto [down, up] = ancestralStep(s, next);
             const T d = (x - den) / s;
             if (isZero(down)) return x + d * (down - s);
-            h.x = x, h.dt = down - s, h.up = up, h.mid = secondSigma(j);
+            h.x = x, h.dt = down - s, h.up = up, h.mid = m_evals[size_t(i) + 1].sigma;
             return x + d * (h.mid - s);
         }
         case Algo::Dpmpp2sA: {
