@@ -575,14 +575,14 @@ bool readLoraHashes(std::string_view v, Reading& r) {
 
 // "name [short hash]": a name to look up in the model folders, like Model / Model hash.
 bool readRefiner(std::string_view v, Reading& r) {
-    std::string_view title = detail::trim(v);
-    std::string_view hash;
-    if (const auto open = title.rfind(" ["); open != std::string_view::npos && title.back() == ']') {
-        hash = title.substr(open + 2, title.size() - open - 3);
-        title = detail::trim(title.substr(0, open));
+    // A1111 writes the name without its extension; one written with it ("x.pt", even "x [hash].pt") reads as
+    // A1111's would be, so that what is written back reads back the same.
+    std::string name = defaultModelName(safeModelName(detail::trim(v)));
+    std::string hash;
+    if (const auto open = name.rfind(" ["); open != std::string::npos && name.back() == ']') {
+        hash = name.substr(open + 2, name.size() - open - 3);
+        name = defaultModelName(name.substr(0, open));
     }
-    // A1111 writes the name without its extension; one written with it ("x.pt") reads as A1111's would be.
-    std::string name = defaultModelName(safeModelName(title));
     if (name.empty() || !isHexHash(hash)) return false;
     r.info.settings.refiner.model = std::move(name);
     r.info.settings.refiner.hash = std::string(hash);
@@ -771,7 +771,11 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     const auto rng = take("RNG");
     if (const auto v = take("Version")) info.version = *v;
     // How the tool read clip skip on SDXL: A1111 (and Forge) not at all; Fooocus as ComfyUI; our own text as ours.
-    if (info.version.rfind("DiffusionDesk", 0) != 0) info.settings.sdxlClipSkip = info.version.rfind("Fooocus", 0) == 0 ? "ComfyUI" : "A1111";
+    const bool ours = info.version.rfind("DiffusionDesk", 0) == 0;
+    if (!ours) info.settings.sdxlClipSkip = info.version.rfind("Fooocus", 0) == 0 ? "ComfyUI" : "A1111";
+    if (!ours && info.settings.sampler == "LCM" && !info.settings.scheduleType.empty())
+        info.warnings.push_back("A1111's LCM sampler has a denoiser of its own (50 timesteps, consistency scalings): it is "
+                                "restored as k-diffusion's LCM, ComfyUI's, which the picture will differ from slightly");
     readNoiseSource(rng, reading);
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
 }

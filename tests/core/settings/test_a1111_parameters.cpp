@@ -77,7 +77,7 @@ const Case kCases[] = {
      "x", "", 20, "Euler a", "Exponential", 7, 5, 512, 512, "", "", 1},
     {"multi-line prompt and negative",
      "line one,\n  line two  \n\nNegative prompt: bad,\nworse\nSteps: 8, Sampler: LCM, CFG scale: 1.5, Seed: 0, Size: 1024x1024",
-     "line one,\nline two\n", "bad,\nworse", 8, "LCM", "", 1.5, 0, 1024, 1024, "", "", 1},
+     "line one,\nline two\n", "bad,\nworse", 8, "LCM", "Uniform", 1.5, 0, 1024, 1024, "", "", 1},
     {"quoted model name", "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 9, Size: 64x64, Model: \"my, model: v2\"",
      "p", "", 20, "Euler", "Uniform", 7, 9, 64, 64, "", "my, model: v2", 1},
     {"no prompt", "Steps: 20, Sampler: DDIM, CFG scale: 7, Seed: 9, Size: 64x64", "", "", 20, "DDIM", "", 7, 9, 64, 64, "", "", 1},
@@ -193,6 +193,16 @@ private slots:
         QCOMPARE(info.settings.refiner.model, std::string("xl refiner"));  // no space left where the extension was
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl hash.pt .ckpt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl hash"));  // every extension, as it would be written
+        // A1111's own LCM is not k-diffusion's: restored as ours, said so (our own text means what it ran).
+        info = parseA1111Parameters("p\nSteps: 4, Sampler: LCM, Schedule type: Karras, Seed: 1");
+        QCOMPARE(info.settings.scheduleType, std::string("Karras"));
+        QVERIFY(anyWarningContains(info, "A1111's LCM"));
+        info = parseA1111Parameters("p\nSteps: 4, Sampler: LCM, Schedule type: Karras, Seed: 1, Version: DiffusionDesk 0.1.0");
+        QVERIFY(!anyWarningContains(info, "A1111's LCM"));
+        // The hash before an extension: read as the "name [hash]" that is written back.
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl_refiner.x [7440042bbd].pt, Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl_refiner.x"));
+        QCOMPARE(info.settings.refiner.hash, std::string("7440042bbd"));
     }
 
     // A1111's inpainting keys: written for an inpainting (Mode and Masked content only off their defaults), read
