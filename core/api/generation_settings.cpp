@@ -290,7 +290,7 @@ const std::vector<std::string>& samplerNames() {
 const std::vector<std::string>& kDiffusionSamplers() {
     static const std::vector<std::string> names{"Euler",  "Euler a",    "Heun",     "DPM2",      "DPM2 a",
                                                 "DPM++ 2S a", "DPM++ 2M", "DPM++ SDE", "DPM++ 2M SDE",
-                                                "DPM++ 2M SDE Heun", "DPM++ 3M SDE", "LMS"};
+                                                "DPM++ 2M SDE Heun", "DPM++ 3M SDE", "LMS", "LCM"};
     return names;
 }
 

@@ -62,6 +62,7 @@ int64_t baseEndIndex(const sched::Scheduler& base, int64_t numTrain, double swit
     const double cutoff = double(timestepCutoff(numTrain, switchAt));
     int64_t n = 0;
     for (double t : timestepValues(base)) n += t >= cutoff;
+    while (n < int64_t(base.timesteps().size(0)) && !base.beginsStep(n)) ++n;  // the step under way is finished
     return n;
 }
 
@@ -70,8 +71,11 @@ int64_t refinerBeginIndex(const sched::Scheduler& refiner, int64_t numTrain, dou
     const auto ts = timestepValues(refiner);
     int64_t n = 0;
     for (double t : ts) n += t < cutoff;
+    // diffusers' Heun: an even count would begin inside a step, so it takes one more (diffusers' rule).
     if (refiner.order() == 2 && n % 2 == 0) ++n;
-    return std::max<int64_t>(int64_t(ts.size()) - n, 0);
+    int64_t begin = std::max<int64_t>(int64_t(ts.size()) - n, 0);
+    while (begin < int64_t(ts.size()) && !refiner.beginsStep(begin)) ++begin;  // where the base left off
+    return begin;
 }
 
 void checkRefinerFits(const SdModel& base, const SdModel& refiner) {

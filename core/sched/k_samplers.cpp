@@ -1,9 +1,10 @@
 // Ref: k-diffusion 0.1.1 sampling.py (sample_euler, _euler_ancestral, _heun, _dpm_2, _dpm_2_ancestral,
-// _dpmpp_2s_ancestral, _dpmpp_sde, _dpmpp_2m, _dpmpp_2m_sde, _dpmpp_3m_sde, _lms; get_ancestral_step) with A1111's
-// to_d (x − denoised)/σ and its sampler table (modules/sd_samplers_kdiffusion.py: discard_next_to_last_sigma,
-// Brownian noise seeded with the images' seeds, sample_img2img's schedule); external.py CompVisDenoiser and
-// CompVisVDenoiser (c_in, c_out, c_skip). The σ arithmetic is done on 0-dim float32 tensors, as k-diffusion does,
-// so that the σ at which the Brownian tree is asked (rounded to 1e-6) come out the same.
+// _dpmpp_2s_ancestral, _dpmpp_sde, _dpmpp_2m, _dpmpp_2m_sde, _dpmpp_3m_sde, _lms; get_ancestral_step) and ComfyUI's
+// sample_lcm, which k-diffusion lacks, with A1111's to_d (x − denoised)/σ and its sampler table
+// (modules/sd_samplers_kdiffusion.py: discard_next_to_last_sigma, Brownian noise seeded with the images' seeds,
+// sample_img2img's schedule); external.py CompVisDenoiser and CompVisVDenoiser (c_in, c_out, c_skip). The σ
+// arithmetic is done on 0-dim float32 tensors, as k-diffusion does, so that the σ at which the Brownian tree is
+// asked (rounded to 1e-6) come out the same.
 #include "core/api/generation_settings.h"
 #include "core/sched/brownian_tree.h"
 #include "core/sched/k_diffusion.h"
@@ -21,14 +22,15 @@ namespace {
 
 using T = at::Tensor;
 
-enum class Algo { Euler, EulerA, Heun, Dpm2, Dpm2A, Dpmpp2sA, Dpmpp2m, DpmppSde, Dpmpp2mSde, Dpmpp2mSdeHeun, Dpmpp3mSde, Lms };
+enum class Algo { Euler, EulerA, Heun, Dpm2, Dpm2A, Dpmpp2sA, Dpmpp2m, DpmppSde, Dpmpp2mSde, Dpmpp2mSdeHeun, Dpmpp3mSde, Lms, Lcm };
 
 const std::vector<std::pair<std::string, Algo>>& algorithms() {
     static const std::vector<std::pair<std::string, Algo>> table{
         {"Euler", Algo::Euler},         {"Euler a", Algo::EulerA},        {"Heun", Algo::Heun},
         {"DPM2", Algo::Dpm2},           {"DPM2 a", Algo::Dpm2A},          {"DPM++ 2S a", Algo::Dpmpp2sA},
         {"DPM++ 2M", Algo::Dpmpp2m},    {"DPM++ SDE", Algo::DpmppSde},    {"DPM++ 2M SDE", Algo::Dpmpp2mSde},
-        {"DPM++ 2M SDE Heun", Algo::Dpmpp2mSdeHeun}, {"DPM++ 3M SDE", Algo::Dpmpp3mSde}, {"LMS", Algo::Lms}};
+        {"DPM++ 2M SDE Heun", Algo::Dpmpp2mSdeHeun}, {"DPM++ 3M SDE", Algo::Dpmpp3mSde}, {"LMS", Algo::Lms},
+        {"LCM", Algo::Lcm}};
     return table;
 }
 
@@ -56,7 +58,9 @@ public:
     std::string className() const override {
         return "k-diffusion " + m_name + " (" + m_label + (m_comfy ? ", as ComfyUI" : "") + ")";
     }
-    int order() const override { return secondOrder() ? 2 : 1; }
+    // Not diffusers' order 2 (each t listed twice): a step's evaluations are at different σ, and steps say where
+    // they begin.
+    bool beginsStep(int64_t i) const override { return i >= int64_t(m_evals.size()) || m_evals[size_t(i)].stage == 0; }
 
     void setTimesteps(int64_t numSteps, c10::Device device) override {
         // DPM2 and DPM2 a take one σ more and drop the next to last, and in A1111 DPM++ 3M SDE too (A1111's table,
@@ -127,11 +131,6 @@ private:
         T old, older, hLast, hOlder;        // the multistep samplers' past
         std::deque<T> derivatives;          // LMS
     };
-
-    bool secondOrder() const {
-        return m_algo == Algo::Heun || m_algo == Algo::Dpm2 || m_algo == Algo::Dpm2A || m_algo == Algo::Dpmpp2sA ||
-               m_algo == Algo::DpmppSde;
-    }
 
     // The σ of step j's second model evaluation, undefined when the step has none.
     T secondSigma(int64_t j) const {
@@ -232,6 +231,8 @@ private:
         case Algo::Dpmpp2mSdeHeun: return twoMSde(s, next, x, den, noise);
         case Algo::Dpmpp3mSde: return threeMSde(s, next, x, den, noise);
         case Algo::Lms: return lms(j, x, den);
+        // ComfyUI's sample_lcm: the model's clean image, noised afresh down to the next σ.
+        case Algo::Lcm: return next.item<float>() > 0 ? den + stepNoise(noise, x) * next : den;
         }
         return x;
     }

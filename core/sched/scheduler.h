@@ -59,8 +59,11 @@ public:
 
     // The diffusers class this reproduces, e.g. "EulerDiscreteScheduler".
     virtual std::string className() const = 0;
-    // Model evaluations per step: 2 for Heun (its timesteps() lists each t twice), else 1.
+    // diffusers' scheduler.order: 2 for Heun, whose timesteps() lists each t twice, else 1.
     virtual int order() const { return 1; }
+    // Whether model evaluation i begins a step. A k-diffusion second-order step evaluates the model twice and its
+    // second evaluation needs the first's state, so a run handed over (the SDXL refiner) switches between steps.
+    virtual bool beginsStep(int64_t /*i*/) const { return true; }
 
     virtual void setTimesteps(int64_t numSteps, c10::Device device = c10::Device(c10::kCPU)) = 0;
     // What the UNet is given: int64 (DDIM, PNDM, DPM, UniPC, LCM) or float32 (Euler, Heun, LMS) like diffusers.

@@ -51,6 +51,7 @@ A1111_SAMPLERS = {  # label -> (function, discard_next_to_last_sigma, Automatic 
     "DPM++ 2M SDE": ("sample_dpmpp_2m_sde", False, "Exponential"),
     "DPM++ 2M SDE Heun": ("sample_dpmpp_2m_sde", False, "Exponential"),
     "DPM++ 3M SDE": ("sample_dpmpp_3m_sde", True, "Exponential"), "LMS": ("sample_lms", False, "Uniform"),
+    "LCM": ("sample_lcm", False, "Uniform"),
 }
 BROWNIAN = {"DPM++ SDE", "DPM++ 2M SDE", "DPM++ 2M SDE Heun", "DPM++ 3M SDE"}
 
@@ -60,6 +61,21 @@ def to_d(x, sigma, denoised):  # A1111 replaces k-diffusion's to_d with this
 
 
 sampling.to_d = to_d
+
+
+def sample_lcm(model, x, sigmas, extra_args=None, disable=None, noise_sampler=None):
+    """ComfyUI's sample_lcm (comfy/k_diffusion/sampling.py), which the k-diffusion package lacks: each step takes
+    the model's clean image and noises it afresh to the next σ (its noise_scaling for an ε model: x + σ·noise)."""
+    extra_args = extra_args or {}
+    s_in = x.new_ones([x.shape[0]])
+    for i in range(len(sigmas) - 1):
+        x = model(x, sigmas[i] * s_in, **extra_args)
+        if sigmas[i + 1] > 0:
+            x = x + sigmas[i + 1] * noise_sampler(sigmas[i], sigmas[i + 1])
+    return x
+
+
+sampling.sample_lcm = sample_lcm
 
 
 class CompVisModel:
@@ -168,6 +184,9 @@ def comfy_sigmas(scheduler, steps, ms, sampler):
     if scheduler == "normal":
         start, end = ms.timestep(ms.sigmas[-1]), ms.timestep(ms.sigmas[0])
         sig = torch.FloatTensor([float(ms.sigma(t)) for t in torch.linspace(start, end, n)] + [0.0])
+    elif scheduler == "sgm_uniform":
+        start, end = ms.timestep(ms.sigmas[-1]), ms.timestep(ms.sigmas[0])
+        sig = torch.FloatTensor([float(ms.sigma(t)) for t in torch.linspace(start, end, n + 1)[:-1]] + [0.0])
     elif scheduler == "karras":
         sig = sampling.get_sigmas_karras(n=n, sigma_min=smin, sigma_max=smax)
     elif scheduler == "beta":
@@ -272,7 +291,7 @@ def cases():
             ("Euler a", "normal", "Normal", 6, 21, 2), ("DPM++ 2M SDE", "karras", "Karras", 6, 22, 2),
             ("DPM++ SDE", "normal", "Normal", 5, 23, 1), ("Euler", "beta", "Beta", 8, 24, 1),
             ("Euler", "kl_optimal", "KL Optimal", 5, 25, 1), ("DPM2 a", "karras", "Karras", 5, 26, 1),
-            ("DPM++ 3M SDE", "normal", "Normal", 6, 27, 1)]:
+            ("DPM++ 3M SDE", "normal", "Normal", 6, 27, 1), ("LCM", "sgm_uniform", "SGM Uniform", 4, 28, 2)]:
         c.append({"sampler": sampler, "schedule": label, "comfy_scheduler": sched, "steps": steps, "seed": seed,
                   "batch": batch, "sample_as": "ComfyUI"})
     for case in c:

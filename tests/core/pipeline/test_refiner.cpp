@@ -79,6 +79,17 @@ private slots:
         heun->setTimesteps(8);
         const int64_t size = heun->timesteps().size(0), begin = pipeline::refinerBeginIndex(*heun, 1000, 0.5);
         QCOMPARE((size - begin) % 2, int64_t(1));
+        // k-diffusion's second-order samplers (two evaluations at different σ, the last step one): the base finishes
+        // the step the cut falls in and the refiner takes over at the next, whatever the switch.
+        for (const char* name : {"Heun", "DPM++ SDE", "DPM2 a"}) {
+            auto k = sched::makeScheduler(name, "Karras", config, nlohmann::json::object());
+            k->setTimesteps(7);
+            for (double at : {0.3, 0.5, 0.55, 0.8}) {
+                const int64_t end = pipeline::baseEndIndex(*k, 1000, at), start = pipeline::refinerBeginIndex(*k, 1000, at);
+                QVERIFY2(end == start && k->beginsStep(end), qPrintable(QString("%1 at %2: %3 / %4").arg(name).arg(at).arg(end).arg(start)));
+                QVERIFY(end > 0 && end < k->timesteps().size(0));
+            }
+        }
     }
 
     void matchesDiffusers_data() {
