@@ -5,6 +5,7 @@
 #include "ui/prompthighlighter.h"
 #include "ui/section.h"
 #include "ui/stylesbox.h"
+#include "ui/textencoderbox.h"
 #include "ui/tokencounter.h"
 
 #include <QApplication>
@@ -246,6 +247,12 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     });
     connect(m_styles, &StylesBox::notice, this, &PromptPanel::notice);
     form->addRow(m_stylesSection);
+    m_textEncoder = new TextEncoderBox(this);
+    m_textEncoderSection = new Section(tr("Prompt reading"), m_textEncoder, this);
+    m_textEncoderSection->setObjectName("textEncoderSection");
+    connect(m_textEncoder, &TextEncoderBox::changed, this, &PromptPanel::updateTextEncoderSummary);
+    connect(m_textEncoder, &TextEncoderBox::changed, this, &PromptPanel::edited);
+    form->addRow(m_textEncoderSection);
     form->addRow(tr("Sampler"), samplerRow);
     form->addRow(tr("Scheduler"), schedulerRow);
     form->addRow(tr("Steps"), m_steps);
@@ -359,6 +366,7 @@ api::GenerationSettings PromptPanel::settings() const {
     s.refiner.model = refiner;
     s.refiner.switchAt = m_refinerSwitch->value();
     s.styles = m_styles->applied();
+    m_textEncoder->applyTo(s);
     s.variation.seed = int64_t(m_variationSeed->value());
     s.variation.strength = m_variationStrength->value();
     s.variation.resizeFromWidth = m_resizeFromWidth->value();
@@ -390,6 +398,9 @@ void PromptPanel::setSettings(const api::GenerationSettings& s) {
     m_refinerSwitch->setValue(s.refiner.switchAt);
     if (s.refiner.enabled()) m_refinerSection->setExpanded(true);  // restored settings show what they use
     m_styles->setApplied(s.styles);
+    m_textEncoder->setFrom(s);
+    if (!m_textEncoder->summary().isEmpty()) m_textEncoderSection->setExpanded(true);
+    updateTextEncoderSummary();
     m_variationSeed->setValue(double(s.variation.seed));
     m_variationStrength->setValue(s.variation.strength);
     m_resizeFromWidth->setValue(s.variation.resizeFromWidth);
@@ -473,6 +484,11 @@ void PromptPanel::updateVariationSummary() {
     if (m_rng->currentData().toString() != QLatin1String("CPU")) parts << tr("NV noise");
     if (m_ensd->value() != 0) parts << tr("ENSD %1").arg(m_ensd->value());
     m_variationSection->setSummary(parts.isEmpty() ? tr("off") : parts.join(QStringLiteral(" · ")));
+}
+
+void PromptPanel::updateTextEncoderSummary() {
+    const QString summary = m_textEncoder->summary();
+    m_textEncoderSection->setSummary(summary.isEmpty() ? tr("defaults") : summary);
 }
 
 void PromptPanel::updateRefinerSummary() {

@@ -20,6 +20,7 @@ namespace dd::ui {
 
 class Section;
 class StylesBox;
+class TextEncoderBox;
 
 class PromptPanel : public QWidget {
     Q_OBJECT
@@ -60,6 +61,7 @@ private:
     void showSamplerChoices();
     void updateEmbeddingsMenu();
     void updateRefinerSummary();
+    void updateTextEncoderSummary();
     void updateVariationSummary();
     QWidget* buildVariationBox();
     QComboBox* m_rng;      // the noise's source: CPU or NV (docs/reproduce.md)
@@ -80,8 +82,8 @@ private:
     QSpinBox* m_steps;
     QDoubleSpinBox* m_cfg;
     QComboBox* m_sampler;
-    QComboBox* m_scheduleType;
-    QCheckBox* m_asComfyUi;     // api::GenerationSettings::sampleAs, shown once an image set it  // "" = the sampler's default (diffusers' where it has one)
+    QComboBox* m_scheduleType;  // "" = the sampler's default (diffusers' where it has one)
+    QCheckBox* m_asComfyUi;  // api::GenerationSettings::sampleAs, shown once an image set it
     QComboBox* m_predictionType;   // "" = the model's scheduler config
     QComboBox* m_timestepSpacing;  // "" = the model's, else the sampler's default
     QComboBox* m_sizePreset;
@@ -94,6 +96,8 @@ private:
     Section* m_refinerSection;
     StylesBox* m_styles;
     Section* m_stylesSection;
+    TextEncoderBox* m_textEncoder;  // clip skip, emphasis, pad conds
+    Section* m_textEncoderSection;
     // A1111's variation seed (docs/explore.md): a folded line under the seed.
     QDoubleSpinBox* m_variationSeed;
     QDoubleSpinBox* m_variationStrength;

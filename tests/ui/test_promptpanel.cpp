@@ -121,6 +121,37 @@ private slots:
         QCOMPARE(p.settings().scheduleType, std::string());
     }
 
+    // Clip skip, its SDXL reading, emphasis and pad conds: restored images set them, the artist can change them.
+    void promptReadingRoundTrips() {
+        PromptPanel p;
+        auto* section = p.findChild<QWidget*>("textEncoderSection");
+        auto* clipSkip = p.findChild<QSpinBox*>("clipSkip");
+        auto* sdxl = p.findChild<QComboBox*>("sdxlClipSkip");
+        auto* emphasis = p.findChild<QComboBox*>("emphasis");
+        auto* pad = p.findChild<QCheckBox*>("padConds");
+        QVERIFY(section && clipSkip && sdxl && emphasis && pad);
+        const dd::api::GenerationSettings defaults;
+        QCOMPARE(p.settings().clipSkip, defaults.clipSkip);
+        QCOMPARE(p.settings().padConds, defaults.padConds);
+        dd::api::GenerationSettings s;
+        s.clipSkip = 2, s.sdxlClipSkip = "A1111", s.emphasis = "No norm", s.padConds = true;
+        p.setSettings(s);
+        const auto back = p.settings();
+        QCOMPARE(back.clipSkip, 2);
+        QCOMPARE(back.sdxlClipSkip, std::string("A1111"));
+        QCOMPARE(back.emphasis, std::string("No norm"));
+        QVERIFY(back.padConds);
+        QVERIFY(clipSkip->isVisibleTo(&p));  // a restored non-default opens the section
+        QSignalSpy edited(&p, &PromptPanel::edited);
+        clipSkip->setValue(3);
+        pad->setChecked(false);
+        QCOMPARE(edited.count(), 2);
+        QCOMPARE(p.settings().clipSkip, 3);
+        QVERIFY(!p.settings().padConds);
+        sdxl->setCurrentIndex(sdxl->findData("ComfyUI"));
+        QCOMPARE(p.settings().sdxlClipSkip, std::string("ComfyUI"));
+    }
+
     void counterFollowsTyping() {
         PromptPanel p;
         auto* prompt = p.findChild<QPlainTextEdit*>("prompt");
