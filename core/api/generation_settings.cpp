@@ -287,6 +287,12 @@ const std::vector<std::string>& samplerNames() {
     return names;
 }
 
+const std::vector<std::string>& diffusersSamplers() {
+    static const std::vector<std::string> names{"Euler", "Euler a", "DDIM",  "PLMS",  "DPM++ 2M", "DPM++ 2M Karras",
+                                                "DPM++ 2M SDE", "Heun", "LMS", "UniPC", "LCM"};
+    return names;
+}
+
 const std::vector<std::string>& kDiffusionSamplers() {
     static const std::vector<std::string> names{"Euler",  "Euler a",    "Heun",     "DPM2",      "DPM2 a",
                                                 "DPM++ 2S a", "DPM++ 2M", "DPM++ SDE", "DPM++ 2M SDE",
@@ -300,9 +306,9 @@ bool isKDiffusionSampler(const std::string& sampler) {
 }
 
 bool runsKDiffusion(const GenerationSettings& s) {
-    static const std::vector<std::string> onlyK{"DPM2", "DPM2 a", "DPM++ 2S a", "DPM++ SDE", "DPM++ 2M SDE Heun", "DPM++ 3M SDE"};
+    const auto& diffusers = diffusersSamplers();
     return isKDiffusionSampler(s.sampler) &&
-           (!s.scheduleType.empty() || std::find(onlyK.begin(), onlyK.end(), s.sampler) != onlyK.end());
+           (!s.scheduleType.empty() || std::find(diffusers.begin(), diffusers.end(), s.sampler) == diffusers.end());
 }
 
 const std::vector<std::string>& scheduleTypes() {

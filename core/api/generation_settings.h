@@ -239,6 +239,7 @@ const std::vector<std::string>& samplerNames();
 // runs it (the parity the engine is verified by). With a schedule type ("Automatic", "Karras"…), or for the
 // samplers only k-diffusion has (DPM2, DPM2 a, DPM++ 2S a, DPM++ SDE, DPM++ 2M SDE Heun, DPM++ 3M SDE), it runs
 // as A1111 and ComfyUI run it: k-diffusion's sampler over A1111's schedule (docs/reproduce.md).
+const std::vector<std::string>& diffusersSamplers();
 const std::vector<std::string>& kDiffusionSamplers();
 bool isKDiffusionSampler(const std::string& sampler);
 bool runsKDiffusion(const GenerationSettings& s);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 
 namespace test_k_diffusion {  // the test program is a unity build: each file keeps its names
 
@@ -183,6 +184,12 @@ private slots:
         QCOMPARE(sched::makeScheduler("Euler", config)->className(), std::string("EulerDiscreteScheduler"));
         QCOMPARE(sched::makeScheduler("DPM2", config)->className(), std::string("k-diffusion DPM2 (Karras)"));
         QCOMPARE(sched::makeScheduler("Euler", "Automatic", config, json::object())->className(), std::string("k-diffusion Euler (Uniform)"));
+        // The offered names are the two families' together; a diffusers name without a schedule type is diffusers'.
+        std::set<std::string> both(api::diffusersSamplers().begin(), api::diffusersSamplers().end());
+        both.insert(api::kDiffusionSamplers().begin(), api::kDiffusionSamplers().end());
+        QCOMPARE(both, std::set<std::string>(api::samplerNames().begin(), api::samplerNames().end()));
+        for (const auto& name : api::diffusersSamplers())
+            QVERIFY2(sched::makeScheduler(name, config)->className().rfind("k-diffusion", 0) != 0, name.c_str());
         // Every name and schedule type the settings offer makes a schedule that ends where sampling does.
         for (const auto& name : api::kDiffusionSamplers())
             for (const auto& label : api::scheduleTypes()) {
