@@ -161,7 +161,7 @@ private slots:
         QTRY_COMPARE(w.queueView()->stateOf("job-1"), QString("cancelled"));
         w.queueView()->select("job-1");
         QTest::mouseClick(w.findChild<QPushButton*>("retryJob"), Qt::LeftButton);
-        QTRY_COMPARE_WITH_TIMEOUT(w.queueView()->stateOf("job-1"), QString("done"), 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.queueView()->stateOf("job-1"), QString("done"), 300000);  // 150 steps: minutes under TSan
         QCOMPARE(int(w.runController()->session().size()), 1);
     }
 
