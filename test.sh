@@ -55,14 +55,17 @@ fixtures() {
 sanitized_suites() {
   stage "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite on the tiny models"
   # The project's code is instrumented; libtorch, Qt and OpenCV are not.
-  # -O0: the suites compile 28 % faster; their tests spend little time in our code (CMakeLists.txt, DD_SANITIZE_OPT).
+  # -O0: the suite compiles 27 % faster (8:40 instead of 11:55 cold) and its tests take 30 % longer (torch's inline
+  # code runs unoptimised in our files): a net gain of about 2 minutes on 2 cores (CMakeLists.txt, DD_SANITIZE_OPT).
   cmake -S . -B build-asan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=address,undefined -DDD_SANITIZE_SKIP="$ubsan_skip" \
     -DDD_SANITIZE_OPT=-O0 -DDD_SHARED_LIBS=ON -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-asan -j"$jobs" --target dd_test_programs
   ASAN_OPTIONS="$asan_options" UBSAN_OPTIONS="$ubsan_options" \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1500 -LE 'slow|rss'
   stage "ThreadSanitizer: the tests that drive the engine worker and queue threads"
-  cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread -DDD_SANITIZE_OPT=-O0 \
+  # TSan stays at -O1: at -O0 the empty functor ServiceThread's destructor hands to Qt lives on the stack, and Qt's
+  # own (uninstrumented) locking hides the hand-over from TSan, which then reports a race on it.
+  cmake -S . -B build-tsan -G Ninja -DDD_BUILD_GUI=ON -DDD_SANITIZE=thread \
     -DDD_FIXTURES_DIR="$root/build/fixtures" >/dev/null
   cmake --build build-tsan -j"$jobs" --target dd_resources test_mainwindow test_workflows test_studio
   # One OpenMP thread: libgomp is not instrumented, so its barriers would look like races inside libtorch. The
