@@ -136,7 +136,10 @@ bool MainWindow::restoreFromFile(const QString& path) {
         statusBar()->showMessage(message);
         const bool image = r.source == "png" || r.source == "jpeg" || r.source == "webp";
         m_reproducePath = image ? path : QString();
-        m_reproduce->setText(tr("Reproduce %1 and compare").arg(QFileInfo(path).fileName()));
+        // A long file name (Civitai's, A1111's with the prompt in it) is shortened: the button's text sets the
+        // settings column's minimum width, and a wider column is cut off at its left.
+        const QString name = m_reproduce->fontMetrics().elidedText(QFileInfo(path).fileName(), Qt::ElideMiddle, 180);
+        m_reproduce->setText(tr("Reproduce %1 and compare").arg(name));
         m_reproduce->setVisible(image);
         return true;
     } catch (const std::exception& e) {
