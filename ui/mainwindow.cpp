@@ -31,6 +31,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QEvent>
 #include <QScrollBar>
 #include <QSettings>
 #include <QShortcut>
@@ -43,6 +44,26 @@
 
 namespace dd::ui {
 namespace {
+
+// Keeps a vertically scrolling column as wide as its content needs: an opened section or a restore report widens
+// the column instead of being cut off at its left.
+class FollowContentWidth : public QObject {
+public:
+    explicit FollowContentWidth(QScrollArea* scroll) : QObject(scroll), m_scroll(scroll) {
+        scroll->widget()->installEventFilter(this);
+        fit();
+    }
+    bool eventFilter(QObject*, QEvent* e) override {
+        if (e->type() == QEvent::LayoutRequest) fit();
+        return false;
+    }
+
+private:
+    void fit() {
+        m_scroll->setMinimumWidth(m_scroll->widget()->minimumSizeHint().width() + m_scroll->verticalScrollBar()->sizeHint().width());
+    }
+    QScrollArea* m_scroll;
+};
 
 QPushButton* button(const char* name, const QString& text, QWidget* parent) {
     auto* b = new QPushButton(text, parent);
@@ -184,7 +205,7 @@ MainWindow::MainWindow(const QString& model, QWidget* parent)
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(settingsWidget->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    new FollowContentWidth(scroll);
     auto* runBox = new QWidget(this);
     runBox->setObjectName("runBox");
     auto* run = new QVBoxLayout(runBox);

@@ -454,6 +454,9 @@ QWidget* PromptPanel::buildVariationBox() {
     m_rng->setObjectName("rng");
     m_rng->addItem(tr("CPU"), QStringLiteral("CPU"));
     m_rng->addItem(tr("NV (as NVIDIA cards)"), QStringLiteral("NV"));
+    // Not as wide as its longest item: the panel's width must not depend on it (a wider panel is cut off).
+    m_rng->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_rng->setMinimumContentsLength(6);
     m_rng->setToolTip(tr("Where the noise comes from: the CPU's generator (A1111's CPU, diffusers), or the numbers an NVIDIA "
                          "card draws (A1111's NV and, within 1e-6, its default GPU): the same seed then gives their picture"));
     m_ensd = spin("ensd", 0, 2147483647, 1, box);
