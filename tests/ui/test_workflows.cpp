@@ -305,7 +305,7 @@ private slots:
 
         {
             MainWindow second({});
-            QTRY_COMPARE(second.jobs().size(), qsizetype(3));
+            QTRY_COMPARE_WITH_TIMEOUT(second.jobs().size(), qsizetype(3), 60000);  // the journal is read on its thread
             QCOMPARE(stateOf(second, "job-1"), QString("interrupted"));
             QCOMPARE(stateOf(second, "job-2"), QString("pending"));
             QCOMPARE(stateOf(second, "job-3"), QString("pending"));
@@ -334,7 +334,7 @@ private slots:
             QCOMPARE(second.runController()->session()[1].settings.steps, 30);  // entries in the order they were made
         }
         MainWindow third({});
-        QTRY_COMPARE(third.jobs().size(), qsizetype(3));
+        QTRY_COMPARE_WITH_TIMEOUT(third.jobs().size(), qsizetype(3), 60000);
         QCOMPARE(stateOf(third, "job-1"), QString("interrupted"));
         QCOMPARE(stateOf(third, "job-2"), QString("done"));
     }
