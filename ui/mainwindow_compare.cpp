@@ -137,7 +137,7 @@ bool MainWindow::restoreFromFile(const QString& path) {
         const bool image = r.source == "png" || r.source == "jpeg" || r.source == "webp";
         m_reproducePath = image ? path : QString();
         // A long file name (Civitai's, A1111's with the prompt in it) is shortened: the button's text sets the
-        // settings column's minimum width, and a wider column is cut off at its left.
+        // settings column's minimum width, which the column follows (FollowContentWidth).
         const QString name = m_reproduce->fontMetrics().elidedText(QFileInfo(path).fileName(), Qt::ElideMiddle, 180);
         m_reproduce->setText(tr("Reproduce %1 and compare").arg(name));
         m_reproduce->setVisible(image);

@@ -454,7 +454,8 @@ QWidget* PromptPanel::buildVariationBox() {
     m_rng->setObjectName("rng");
     m_rng->addItem(tr("CPU"), QStringLiteral("CPU"));
     m_rng->addItem(tr("NV (as NVIDIA cards)"), QStringLiteral("NV"));
-    // Not as wide as its longest item: the panel's width must not depend on it (a wider panel is cut off).
+    // Not as wide as its longest item: the settings column follows the panel's minimum width, which this box need
+    // not set.
     m_rng->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_rng->setMinimumContentsLength(6);
     m_rng->setToolTip(tr("Where the noise comes from: the CPU's generator (A1111's CPU, diffusers), or the numbers an NVIDIA "

@@ -585,7 +585,7 @@ bool readRefiner(std::string_view v, Reading& r) {
     }
     if (name.empty() || !isHexHash(hash)) return false;
     r.info.settings.refiner.model = std::move(name);
-    r.info.settings.refiner.hash = std::string(hash);
+    r.info.settings.refiner.hash = std::move(hash);
     return true;
 }
 
