@@ -577,13 +577,19 @@ bool readLoraHashes(std::string_view v, Reading& r) {
 bool readRefiner(std::string_view v, Reading& r) {
     // A1111 writes the name without its extension; one written with it ("x.pt", even "x [hash].pt") reads as
     // A1111's would be, so that what is written back reads back the same.
+    // A bracket that holds no hex is part of the name ("model [v2]"); an empty one holds no hash, so the name
+    // before it is read again ("x [ab] []" is "x" with hash ab, as its written form "x [ab]" reads back).
     std::string name = defaultModelName(safeModelName(detail::trim(v)));
     std::string hash;
-    if (const auto open = name.rfind(" ["); open != std::string::npos && name.back() == ']') {
-        hash = name.substr(open + 2, name.size() - open - 3);
+    while (hash.empty()) {
+        const auto open = name.rfind(" [");
+        if (open == std::string::npos || name.back() != ']') break;
+        std::string inside = name.substr(open + 2, name.size() - open - 3);
+        if (!isHexHash(inside)) break;
+        hash = std::move(inside);
         name = defaultModelName(name.substr(0, open));
     }
-    if (name.empty() || !isHexHash(hash)) return false;
+    if (name.empty()) return false;
     r.info.settings.refiner.model = std::move(name);
     r.info.settings.refiner.hash = std::move(hash);
     return true;

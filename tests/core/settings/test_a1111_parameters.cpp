@@ -203,6 +203,13 @@ private slots:
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl_refiner.x [7440042bbd].pt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl_refiner.x"));
         QCOMPARE(info.settings.refiner.hash, std::string("7440042bbd"));
+        // An empty bracket holds no hash (the hash is the one before it); one without hex is part of the name.
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl [7440042bbd] [], Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl"));
+        QCOMPARE(info.settings.refiner.hash, std::string("7440042bbd"));
+        info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl [v2] [], Refiner switch at: 0.5");
+        QCOMPARE(info.settings.refiner.model, std::string("xl [v2]"));
+        QCOMPARE(info.settings.refiner.hash, std::string());
     }
 
     // A1111's inpainting keys: written for an inpainting (Mode and Masked content only off their defaults), read
