@@ -242,18 +242,18 @@ OptionTable Generate::options() {
                 "run k-diffusion's sampler over this schedule, as A1111 and ComfyUI do (default: diffusers' sampler "
                 "where it has one)",
                 [this](const std::string& v) { s.scheduleType = v, scheduleGiven = true; })
-        .choice("--sample-as", {"A1111", "ComfyUI"},
+        .choice("--sample-as", api::sampleAsTools(),
                 "whose k-diffusion: ComfyUI's calls the UNet at whole timesteps and draws its noise its own way (default A1111)",
                 text(s.sampleAs))
         .value("--size", "WxH", "width and height in pixels, e.g. 512x768 (default: the model's own size)",
                [this](const std::string& v) { readSize("--size", v, s.width, s.height, "512x768"), sizeGiven = true; })
         .value("--batch", "N", "images per run", whole(s.batchSize, "--batch"))
         .value("--clip-skip", "N", "stop the text encoder N-1 layers early", whole(s.clipSkip, "--clip-skip"))
-        .choice("--sdxl-clip-skip", {"diffusers", "A1111", "ComfyUI"},
+        .choice("--sdxl-clip-skip", api::sdxlClipSkipModes(),
                 "how clip skip reaches SDXL's encoders: hidden state -(N+1) (diffusers), none (A1111), -N (ComfyUI)",
                 text(s.sdxlClipSkip))
         .choice("--prompt-syntax", {"a1111", "reference"}, "how the prompt's weights are read", text(s.promptSyntax))
-        .choice("--emphasis", {"Original", "No norm", "Ignore", "None"}, "A1111's emphasis mode", text(s.emphasis))
+        .choice("--emphasis", api::emphasisModes(), "A1111's emphasis mode", text(s.emphasis))
         .flag("--pad-conds", "pad the shorter of prompt and negative to the longer (A1111's \"Pad conds\"; default: each at "
               "its own length)", [this] { s.padConds = true; })
         .value("--init", "IMAGE", "img2img: start from this image", [this](const std::string& v) { s.initImage = v, initGiven = true; },

@@ -15,14 +15,15 @@ TextEncoderBox::TextEncoderBox(QWidget* parent) : QWidget(parent) {
                               "anime models were trained with)"));
     m_sdxlClipSkip = new QComboBox(this);
     m_sdxlClipSkip->setObjectName("sdxlClipSkip");
-    m_sdxlClipSkip->addItem(tr("as diffusers"), QStringLiteral("diffusers"));
-    m_sdxlClipSkip->addItem(tr("as A1111 (ignored)"), QStringLiteral("A1111"));
-    m_sdxlClipSkip->addItem(tr("as ComfyUI"), QStringLiteral("ComfyUI"));
+    for (const auto& mode : api::sdxlClipSkipModes()) {
+        const QString value = QString::fromStdString(mode);
+        m_sdxlClipSkip->addItem(mode == "A1111" ? tr("as A1111 (ignored)") : tr("as %1").arg(value), value);
+    }
     m_sdxlClipSkip->setToolTip(tr("Tools read clip skip differently on SDXL: diffusers one layer deeper than SD 1.x, "
                                   "ComfyUI as SD 1.x, A1111 not at all. Set from a restored image's tool"));
     m_emphasis = new QComboBox(this);
     m_emphasis->setObjectName("emphasis");
-    for (const char* mode : {"Original", "No norm", "Ignore", "None"}) m_emphasis->addItem(tr(mode), QString::fromLatin1(mode));
+    for (const auto& mode : api::emphasisModes()) m_emphasis->addItem(QString::fromStdString(mode), QString::fromStdString(mode));
     m_emphasis->setToolTip(tr("A1111's Emphasis: how (word:1.3) weights apply. Original rescales the prompt to its mean "
                               "afterwards, No norm does not, Ignore drops the weights, None reads brackets as text"));
     m_padConds = new QCheckBox(tr("Pad prompt and negative to one length"), this);

@@ -192,6 +192,22 @@ void from_json(const nlohmann::json& j, GenerationSettings& s) {
     get("styles", s.styles);
 }
 
+namespace {
+
+bool isOneOf(const std::vector<std::string>& choices, const std::string& v) {
+    return std::find(choices.begin(), choices.end(), v) != choices.end();
+}
+
+// "\"a\", \"b\" or \"c\"", for a message that lists what may be used instead.
+std::string quotedChoices(const std::vector<std::string>& choices) {
+    std::string text;
+    for (size_t i = 0; i < choices.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + ("\"" + choices[i] + "\"");
+    return text;
+}
+
+} // namespace
+
 void validate(const GenerationSettings& s) {
     auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
     if (s.width <= 0 || s.height <= 0 || s.width % 8 || s.height % 8)
@@ -202,17 +218,13 @@ void validate(const GenerationSettings& s) {
     if (s.clipSkip < 1) fail("clip skip must be 1 or more (A1111 numbering: 1 = last layer)");
     if (s.promptSyntax != "a1111" && s.promptSyntax != "reference")
         fail("prompt syntax '" + s.promptSyntax + "' is unknown (use \"a1111\" or \"reference\")");
-    if (!isEmphasis(s.emphasis))
-        fail("emphasis '" + s.emphasis + "' is unknown (use \"Original\", \"No norm\", \"Ignore\" or \"None\")");
+    if (!isEmphasis(s.emphasis)) fail("emphasis '" + s.emphasis + "' is unknown (use " + quotedChoices(emphasisModes()) + ")");
     if (!s.predictionType.empty() && !isPredictionType(s.predictionType))
         fail("prediction type '" + s.predictionType + "' is unknown (use \"epsilon\" or \"v_prediction\")");
     if (!s.timestepSpacing.empty() && !isTimestepSpacing(s.timestepSpacing))
         fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
-    if (!s.scheduleType.empty() && !isScheduleType(s.scheduleType)) {
-        std::string labels;
-        for (const auto& l : scheduleTypes()) labels += (labels.empty() ? "\"" : ", \"") + l + "\"";
-        fail("schedule type '" + s.scheduleType + "' is unknown (use " + labels + ")");
-    }
+    if (!s.scheduleType.empty() && !isScheduleType(s.scheduleType))
+        fail("schedule type '" + s.scheduleType + "' is unknown (use " + quotedChoices(scheduleTypes()) + ")");
     if (!s.scheduleType.empty() && !isKDiffusionSampler(s.sampler))
         fail("the sampler '" + s.sampler + "' has its own schedule: leave the schedule type empty (it applies to the k-diffusion samplers)");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
@@ -223,9 +235,10 @@ void validate(const GenerationSettings& s) {
     if ((v.resizeFromWidth > 0) != (v.resizeFromHeight > 0) || v.resizeFromWidth < 0 || v.resizeFromHeight < 0)
         fail("seed resize from needs both a width and a height (or neither)");
     if (v.resizeFromWidth > 8192 || v.resizeFromHeight > 8192) fail("seed resize from must be at most 8192x8192");
-    if (s.sdxlClipSkip != "diffusers" && s.sdxlClipSkip != "A1111" && s.sdxlClipSkip != "ComfyUI")
-        fail("SDXL clip skip '" + s.sdxlClipSkip + "' is unknown (use \"diffusers\", \"A1111\" or \"ComfyUI\")");
-    if (s.sampleAs != "A1111" && s.sampleAs != "ComfyUI") fail("sample as '" + s.sampleAs + "' is unknown (use \"A1111\" or \"ComfyUI\")");
+    if (!isOneOf(sdxlClipSkipModes(), s.sdxlClipSkip))
+        fail("SDXL clip skip '" + s.sdxlClipSkip + "' is unknown (use " + quotedChoices(sdxlClipSkipModes()) + ")");
+    if (!isOneOf(sampleAsTools(), s.sampleAs))
+        fail("sample as '" + s.sampleAs + "' is unknown (use " + quotedChoices(sampleAsTools()) + ")");
     if (s.rng != "CPU" && s.rng != "NV") fail("random numbers '" + s.rng + "' are unknown (use \"CPU\" or \"NV\")");
     if (s.loraMode != "merge" && s.loraMode != "side")
         fail("LoRA mode '" + s.loraMode + "' is unknown (use \"merge\" or \"side\")");
@@ -317,10 +330,7 @@ const std::vector<std::string>& scheduleTypes() {
     return labels;
 }
 
-bool isScheduleType(const std::string& v) {
-    const auto& l = scheduleTypes();
-    return std::find(l.begin(), l.end(), v) != l.end();
-}
+bool isScheduleType(const std::string& v) { return isOneOf(scheduleTypes(), v); }
 
 std::string automaticSchedule(const std::string& sampler) {
     if (sampler == "DPM++ 2M" || sampler == "DPM++ SDE" || sampler == "DPM++ 2S a" || sampler == "DPM2" || sampler == "DPM2 a")
@@ -331,7 +341,22 @@ std::string automaticSchedule(const std::string& sampler) {
 
 bool isTimestepSpacing(const std::string& v) { return v == "linspace" || v == "leading" || v == "trailing"; }
 
-bool isEmphasis(const std::string& v) { return v == "Original" || v == "No norm" || v == "Ignore" || v == "None"; }
+const std::vector<std::string>& emphasisModes() {
+    static const std::vector<std::string> modes{"Original", "No norm", "Ignore", "None"};
+    return modes;
+}
+
+bool isEmphasis(const std::string& v) { return isOneOf(emphasisModes(), v); }
+
+const std::vector<std::string>& sdxlClipSkipModes() {
+    static const std::vector<std::string> modes{"diffusers", "A1111", "ComfyUI"};
+    return modes;
+}
+
+const std::vector<std::string>& sampleAsTools() {
+    static const std::vector<std::string> tools{"A1111", "ComfyUI"};
+    return tools;
+}
 
 const std::vector<std::string>& hiresUpscalers() {
     static const std::vector<std::string> names{"Latent", "Latent (antialiased)", "Latent (bicubic)",

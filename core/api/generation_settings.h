@@ -207,7 +207,13 @@ nlohmann::json schedulerOverrides(const GenerationSettings& s);
 bool isPredictionType(const std::string& v);
 bool isTimestepSpacing(const std::string& v);
 // A1111's "Emphasis" modes: "Original" (its default), "No norm", "Ignore", "None".
+const std::vector<std::string>& emphasisModes();
 bool isEmphasis(const std::string& v);
+// How clip skip reaches SDXL's encoders (GenerationSettings::sdxlClipSkip): "diffusers" (the default), "A1111",
+// "ComfyUI".
+const std::vector<std::string>& sdxlClipSkipModes();
+// Whose k-diffusion (GenerationSettings::sampleAs): "A1111" (the default), "ComfyUI".
+const std::vector<std::string>& sampleAsTools();
 // A1111's latent upscalers, spelled as its UI does: "Latent" (bilinear), "Latent (antialiased)", "Latent (bicubic)",
 // "Latent (bicubic antialiased)", "Latent (nearest)", "Latent (nearest-exact)".
 const std::vector<std::string>& hiresUpscalers();

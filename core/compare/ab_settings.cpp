@@ -148,7 +148,7 @@ const std::vector<AbField>& abFields() {
         {"steps", "Steps", {}},
         {"guidance_rescale", "Guidance rescale", {}},
         {"clip_skip", "Clip skip", {}},
-        {"emphasis", "Emphasis", {"Original", "No norm", "Ignore", "None"}},
+        {"emphasis", "Emphasis", api::emphasisModes()},
         {"strength", "Denoising strength", {}},
         {"memory_plan.precision.unet", "UNet precision", {"fp32", "fp16", "bf16"}},
         {"memory_plan.precision.vae", "VAE precision", {"fp32", "fp16", "bf16"}},
