@@ -239,8 +239,8 @@ OptionTable Generate::options() {
                     if (!scheduleGiven) s.scheduleType.clear();  // a restored image's schedule went with its sampler
                 })
         .choice("--schedule-type", api::scheduleTypes(),
-                "run k-diffusion's sampler over this schedule, as A1111 and ComfyUI do (default: diffusers' sampler "
-                "where it has one)",
+                "run the sampler as A1111 and ComfyUI do: k-diffusion's over this schedule, A1111's own DDIM and PLMS "
+                "over Automatic (default: diffusers' sampler where it has one)",
                 [this](const std::string& v) { s.scheduleType = v, scheduleGiven = true; })
         .choice("--sample-as", api::sampleAsTools(),
                 "whose k-diffusion: ComfyUI's calls the UNet at whole timesteps and draws its noise its own way (default A1111)",

@@ -124,7 +124,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     for (const auto& label : api::scheduleTypes()) m_scheduleType->addItem(QString::fromStdString(label), QString::fromStdString(label));
     m_scheduleType->setToolTip(tr("Default: the sampler as diffusers runs it (DPM2, DPM++ SDE and the others only "
                                   "k-diffusion has run over A1111's Automatic schedule).\nA schedule type runs "
-                                  "k-diffusion's sampler over it, as A1111 and ComfyUI do: what reproduces their images"));
+                                  "k-diffusion's sampler over it, as A1111 and ComfyUI do: what reproduces their images.\n"
+                                  "DDIM and PLMS over Automatic run as A1111 runs them, on its own timesteps"));
     // Shown for a restored ComfyUI image only: its k-diffusion differs from A1111's (docs/reproduce.md).
     m_asComfyUi = new QCheckBox(tr("as ComfyUI"), this);
     m_asComfyUi->setObjectName("asComfyUi");
@@ -337,13 +338,13 @@ void PromptPanel::updateEmbeddingsMenu() {
     menu->setToolTipsVisible(true);
 }
 
-// A schedule type applies to k-diffusion's samplers; timestep spacing to diffusers' (k-diffusion's follow the schedule).
+// A schedule type applies to A1111's samplers; timestep spacing to diffusers' (A1111's follow their schedule).
 void PromptPanel::showSamplerChoices() {
     api::GenerationSettings s;
     s.sampler = m_sampler->currentText().toStdString();
     s.scheduleType = m_scheduleType->currentData().toString().toStdString();
-    m_scheduleType->setEnabled(api::isKDiffusionSampler(s.sampler));
-    m_timestepSpacing->setEnabled(!api::runsKDiffusion(s));
+    m_scheduleType->setEnabled(api::takesScheduleType(s.sampler));
+    m_timestepSpacing->setEnabled(!api::runsKDiffusion(s) && !api::runsA1111Timesteps(s));
 }
 
 api::GenerationSettings PromptPanel::settings() const {

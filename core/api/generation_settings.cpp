@@ -225,8 +225,10 @@ void validate(const GenerationSettings& s) {
         fail("timestep spacing '" + s.timestepSpacing + "' is unknown (use \"linspace\", \"leading\" or \"trailing\")");
     if (!s.scheduleType.empty() && !isScheduleType(s.scheduleType))
         fail("schedule type '" + s.scheduleType + "' is unknown (use " + quotedChoices(scheduleTypes()) + ")");
-    if (!s.scheduleType.empty() && !isKDiffusionSampler(s.sampler))
-        fail("the sampler '" + s.sampler + "' has its own schedule: leave the schedule type empty (it applies to the k-diffusion samplers)");
+    if (runsA1111Timesteps(s) && s.scheduleType != "Automatic")
+        fail("A1111's " + s.sampler + " keeps its own timesteps: its schedule type is \"Automatic\" (or none, for diffusers' " + s.sampler + ")");
+    if (!s.scheduleType.empty() && !takesScheduleType(s.sampler))
+        fail("the sampler '" + s.sampler + "' has its own schedule: leave the schedule type empty (it applies to A1111's samplers: k-diffusion's, DDIM and PLMS)");
     if (!s.initImage.empty() && (s.strength <= 0 || s.strength > 1)) fail("img2img strength must be in (0, 1]");
     if (s.seed < 0) fail("seed must not be negative");
     const VariationSetting& v = s.variation;
@@ -313,15 +315,23 @@ const std::vector<std::string>& kDiffusionSamplers() {
     return names;
 }
 
-bool isKDiffusionSampler(const std::string& sampler) {
-    const auto& k = kDiffusionSamplers();
-    return std::find(k.begin(), k.end(), sampler) != k.end();
-}
+bool isKDiffusionSampler(const std::string& sampler) { return isOneOf(kDiffusionSamplers(), sampler); }
 
 bool runsKDiffusion(const GenerationSettings& s) {
-    const auto& diffusers = diffusersSamplers();
-    return isKDiffusionSampler(s.sampler) &&
-           (!s.scheduleType.empty() || std::find(diffusers.begin(), diffusers.end(), s.sampler) == diffusers.end());
+    return isKDiffusionSampler(s.sampler) && (!s.scheduleType.empty() || !isOneOf(diffusersSamplers(), s.sampler));
+}
+
+const std::vector<std::string>& a1111TimestepSamplers() {
+    static const std::vector<std::string> names{"DDIM", "PLMS"};
+    return names;
+}
+
+bool runsA1111Timesteps(const GenerationSettings& s) {
+    return !s.scheduleType.empty() && isOneOf(a1111TimestepSamplers(), s.sampler);
+}
+
+bool takesScheduleType(const std::string& sampler) {
+    return isKDiffusionSampler(sampler) || isOneOf(a1111TimestepSamplers(), sampler);
 }
 
 const std::vector<std::string>& scheduleTypes() {

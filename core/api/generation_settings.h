@@ -244,11 +244,18 @@ const std::vector<std::string>& samplerNames();
 // Two implementations stand behind those names. With no schedule type, a sampler diffusers has runs as diffusers
 // runs it (the parity the engine is verified by). With a schedule type ("Automatic", "Karras"…), or for the
 // samplers only k-diffusion has (DPM2, DPM2 a, DPM++ 2S a, DPM++ SDE, DPM++ 2M SDE Heun, DPM++ 3M SDE), it runs
-// as A1111 and ComfyUI run it: k-diffusion's sampler over A1111's schedule (docs/reproduce.md).
+// as A1111 and ComfyUI run it: k-diffusion's sampler over A1111's schedule, or A1111's own DDIM and PLMS
+// (docs/reproduce.md).
 const std::vector<std::string>& diffusersSamplers();
 const std::vector<std::string>& kDiffusionSamplers();
 bool isKDiffusionSampler(const std::string& sampler);
 bool runsKDiffusion(const GenerationSettings& s);
+// A1111's DDIM and PLMS are not k-diffusion's: they are CompVis's samplers at whole timesteps over A1111's own grid.
+// With a schedule type (only "Automatic": they keep that grid) they run as A1111 runs them; without, as diffusers.
+const std::vector<std::string>& a1111TimestepSamplers();
+bool runsA1111Timesteps(const GenerationSettings& s);
+// Whether a schedule type applies to `sampler`: one of either A1111 family.
+bool takesScheduleType(const std::string& sampler);
 // A1111's schedule types, "Automatic" first (the sampler's own: automaticSchedule).
 const std::vector<std::string>& scheduleTypes();
 bool isScheduleType(const std::string& v);

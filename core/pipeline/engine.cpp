@@ -843,7 +843,7 @@ private:
         sched::NoiseSource fresh = samplerNoise(s, gens);
         const auto secondNoise = startNoise(gens, fresh, upscaled.sizes());
         afterStart(s, fresh);
-        const auto x = second->addNoise(upscaled, secondNoise, cut.beginIndex);
+        const auto x = second->img2imgStart(upscaled, secondNoise, cut.beginIndex);
         api::GenerationSettings large = s;
         large.width = to.width;
         large.height = to.height;
@@ -899,7 +899,7 @@ private:
             const auto pixels = imageToTensor(fill ? fillMasked(*m_images.init, *m_images.mask) : *m_images.init, s.width, s.height, device());
             if (m_images.mask) return inpaintLatents(scheduler, pixels, gens, noise, shape, begin);
             const auto x0 = encodeSampled(pixels, gens);  // before the noise: both draw from the same generators
-            latents = scheduler.addNoise(x0, startNoise(gens, noise, shape), begin);
+            latents = scheduler.img2imgStart(x0, startNoise(gens, noise, shape), begin);
         }
         if (m.unet->config().inChannels == 9) m_inpaint = repaintEverything(shape);
         return latents;
@@ -947,7 +947,7 @@ private:
         in.latentMask = latentMaskOf(binary, shape[2], shape[3], s.batchSize);
         if (in.imageLatents.defined())
             in.imageLatents = withMaskedContent(in.imageLatents, in.noise, in.latentMask, s.inpaint.maskedContent);
-        auto latents = strengthMax ? in.noise * scheduler.initNoiseSigma() : scheduler.addNoise(in.imageLatents, in.noise, begin);
+        auto latents = strengthMax ? in.noise * scheduler.initNoiseSigma() : scheduler.img2imgStart(in.imageLatents, in.noise, begin);
         m_inpaint = std::move(in);
         return latents;
     }

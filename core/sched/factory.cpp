@@ -1,5 +1,6 @@
 // A1111 sampler names (api::samplerNames, the one list) → diffusers scheduler classes and options, as diffusers documents the mapping and its
-// users write it: XScheduler.from_config(pipe.scheduler.config, **options).
+// users write it: XScheduler.from_config(pipe.scheduler.config, **options); with a schedule type, A1111's own
+// samplers (k-diffusion's, its DDIM and PLMS).
 #include "core/sched/k_diffusion.h"
 #include "core/sched/schedulers.h"
 
@@ -61,6 +62,10 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& userName, const std:
                                          const nlohmann::json& pipelineSchedulerConfig, const nlohmann::json& overrides) {
     api::GenerationSettings s;
     s.sampler = userName, s.scheduleType = scheduleType;
+    if (api::runsA1111Timesteps(s)) {
+        if (scheduleType != "Automatic") throw std::invalid_argument("A1111's " + userName + " keeps its own timesteps: its schedule type is \"Automatic\"");
+        return makeA1111Timesteps(userName, configWith(pipelineSchedulerConfig, nlohmann::json::object(), overrides));
+    }
     if (!api::runsKDiffusion(s)) {
         const auto& known = api::samplerNames();
         if (!scheduleType.empty() && std::find(known.begin(), known.end(), userName) != known.end()) throw std::invalid_argument("the sampler \"" + userName + "\" has its own schedule: leave the schedule type empty");

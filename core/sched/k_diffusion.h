@@ -18,20 +18,28 @@ namespace dd::sched {
 // k-diffusion's DiscreteSchedule of a CompVis model: σ per training timestep, from alphas_cumprod as the CompVis
 // model holds it (betas and their product in float64, stored in float32), every operation in float32 torch.
 // `comfy`: as ComfyUI's ModelSamplingDiscrete holds them instead (σ and log σ in float64, stored in float32).
+// `Lcm`: A1111's LCMCompVisDenoiser, which sees only the 50 timesteps an LCM was distilled on (19, 39 … 999): its
+// t is the nearest of them (A1111's LCM sampler runs the model there), its σ interpolated between them.
 class KModelSigmas {
 public:
-    KModelSigmas(const ConfigReader& config, bool comfy);
-    const at::Tensor& sigmas() const { return m_sigmas; }  // ascending, float32 [T]
+    enum class Kind { CompVis, ComfyUI, Lcm };
+    KModelSigmas(const ConfigReader& config, Kind kind);
+    const at::Tensor& sigmas() const { return m_sigmas; }  // ascending, float32 [T] (Lcm: [50])
     double sigmaMin() const;
     double sigmaMax() const;
-    at::Tensor sigmaToT(const at::Tensor& sigma) const;  // unquantized: interpolated in log σ
+    at::Tensor sigmaToT(const at::Tensor& sigma) const;  // unquantized: interpolated in log σ (Lcm: quantized)
     at::Tensor nearestT(const at::Tensor& sigma) const;  // ComfyUI's: the training timestep nearest in log σ
     at::Tensor tToSigma(const at::Tensor& t) const;
-    at::Tensor uniformSigmas(int64_t n) const;           // get_sigmas(n): t evenly from T−1 to 0, then 0
+    at::Tensor uniformSigmas(int64_t n) const;           // get_sigmas(n): t evenly from the largest to the smallest, then 0
 
 private:
+    at::Tensor indexToSigma(const at::Tensor& index) const;  // k-diffusion's t_to_sigma over this table
     at::Tensor m_sigmas, m_logSigmas;
+    int64_t m_lcmSkip = 0;  // Lcm: training timesteps per table entry (20)
 };
+
+// The CompVis model's alphas_cumprod, as A1111's models hold it: betas and their product in float64.
+at::Tensor ldmAlphasCumprod(const ConfigReader& cfg);
 
 // The schedule types of A1111's sd_schedulers.py by label ("Uniform", "Karras", "Exponential", "Polyexponential",
 // "SGM Uniform", "KL Optimal", "Simple", "Normal", "DDIM", "Beta"), `steps` σ and the final 0 (float32, CPU).
@@ -43,5 +51,9 @@ const std::vector<std::string>& scheduleLabels();
 // The sampler A1111 calls `name` ("Euler", "DPM++ SDE"…) over the schedule `label` ("Automatic": the sampler's own
 // default, api::automaticSchedule). Throws std::invalid_argument for a sampler outside the k-diffusion family.
 std::unique_ptr<Scheduler> makeKDiffusion(const std::string& name, const std::string& label, const nlohmann::json& config);
+
+// A1111's own DDIM (at its default η = 0) and PLMS: CompVis's samplers at whole timesteps over A1111's grid
+// (a1111_timesteps.cpp). Throws std::invalid_argument for another name.
+std::unique_ptr<Scheduler> makeA1111Timesteps(const std::string& name, const nlohmann::json& config);
 
 } // namespace dd::sched

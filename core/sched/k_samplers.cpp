@@ -49,13 +49,15 @@ class KDiffusionSampler final : public Scheduler {
 public:
     KDiffusionSampler(Algo algo, std::string name, std::string label, const nlohmann::json& config)
         : m_algo(algo), m_name(std::move(name)), m_label(std::move(label)), m_cfg(config),
-          m_comfy(m_cfg.choice("sample_as", "A1111", {"A1111", "ComfyUI"}) == "ComfyUI"), m_model(m_cfg, m_comfy),
+          m_comfy(m_cfg.choice("sample_as", "A1111", {"A1111", "ComfyUI"}) == "ComfyUI"), m_lcm(algo == Algo::Lcm && !m_comfy),
+          m_model(m_cfg, m_comfy ? KModelSigmas::Kind::ComfyUI : m_lcm ? KModelSigmas::Kind::Lcm : KModelSigmas::Kind::CompVis),
           m_prediction(readPrediction(m_cfg)) {
         if (m_prediction == Prediction::Sample)
             throw std::invalid_argument("the k-diffusion samplers need an epsilon or v-prediction model");
     }
 
     std::string className() const override {
+        if (m_lcm) return "k-diffusion LCM (" + m_label + ", A1111's LCM denoiser)";
         return "k-diffusion " + m_name + " (" + m_label + (m_comfy ? ", as ComfyUI" : "") + ")";
     }
     // Not diffusers' order 2 (each t listed twice): a step's evaluations are at different σ, and steps say where
@@ -99,7 +101,7 @@ public:
     }
 
     // A1111's sample_img2img: of `steps`, the last int(strength·steps) + 1, from σ[steps − t_enc − 1].
-    Img2ImgSchedule img2imgTimesteps(double strength) const override {
+    Img2ImgSchedule img2imgTimesteps(double strength) override {
         if (!(strength >= 0.0 && strength <= 1.0))
             throw std::invalid_argument("img2img strength must be between 0 and 1, got " + std::to_string(strength));
         const int64_t n = m_numInferenceSteps, tEnc = int64_t(std::min(strength, 0.999) * double(n));
@@ -157,8 +159,13 @@ private:
         }
     }
 
-    // CompVisDenoiser: x − σ·ε; CompVisVDenoiser: v·c_out + x·c_skip.
+    // CompVisDenoiser: x − σ·ε; CompVisVDenoiser: v·c_out + x·c_skip. A1111's LCMCompVisDenoiser takes the model's
+    // output as ε and blends the result with x by the consistency scalings of its timestep (σ_data = 0.5).
     T denoise(const T& out, const T& x, const T& sigma) const {
+        if (m_lcm) {
+            const T scaled = m_model.sigmaToT(sigma) * 10.0, square = scaled.pow(2) + 0.25;
+            return scaled / square.pow(0.5) * (x + out * sigma.neg()) + square.reciprocal() * 0.25 * x;  // Python's 0.25 / t
+        }
         if (m_prediction == Prediction::Epsilon) return x + out * sigma.neg();
         const T cSkip = (sigma.pow(2) + 1).reciprocal();
         const T cOut = sigma.neg() / (sigma.pow(2) + 1).pow(0.5);
@@ -327,6 +334,7 @@ private:
     std::string m_name, m_label;
     ConfigReader m_cfg;
     bool m_comfy;  // ComfyUI's k-diffusion (api::GenerationSettings::sampleAs)
+    bool m_lcm;    // A1111's LCM: its own denoiser (KModelSigmas::Kind::Lcm, consistency scalings)
     KModelSigmas m_model;
     Prediction m_prediction;
     T m_k;  // the sampler's σ schedule, ending in 0

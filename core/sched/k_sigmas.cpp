@@ -11,9 +11,7 @@
 #include <stdexcept>
 
 namespace dd::sched {
-namespace {
 
-// The CompVis model's alphas_cumprod: betas and their cumulative product in float64 (kept in float32 by the caller).
 at::Tensor ldmAlphasCumprod(const ConfigReader& cfg) {
     const int64_t T = cfg.integer("num_train_timesteps", 1000);
     const double b0 = cfg.number("beta_start", 0.00085), b1 = cfg.number("beta_end", 0.012);
@@ -29,6 +27,8 @@ at::Tensor ldmAlphasCumprod(const ConfigReader& cfg) {
         throw std::invalid_argument("the k-diffusion samplers need a schedule without zero terminal SNR (rescale_betas_zero_snr)");
     return torch::cumprod(1 - betas, 0);
 }
+
+namespace {
 
 at::Tensor scalar(double v) { return torch::scalar_tensor(v, torch::kFloat32); }
 
@@ -79,17 +79,24 @@ double betaPpf(double p, double a, double b) {
 
 } // namespace
 
-KModelSigmas::KModelSigmas(const ConfigReader& config, bool comfy) {
+KModelSigmas::KModelSigmas(const ConfigReader& config, Kind kind) {
+    const bool comfy = kind == Kind::ComfyUI;
     const at::Tensor ac = comfy ? ldmAlphasCumprod(config) : ldmAlphasCumprod(config).to(torch::kFloat32);
     const at::Tensor sigmas = ((1 - ac) / ac).pow(0.5);
     m_sigmas = sigmas.to(torch::kFloat32);
     m_logSigmas = sigmas.log().to(torch::kFloat32);
+    if (kind == Kind::Lcm) {  // the same float32 arithmetic on the kept ᾱ: the same values, every 20th
+        m_lcmSkip = m_sigmas.size(0) / 50;
+        const at::Tensor kept = torch::arange(m_lcmSkip - 1, m_sigmas.size(0), m_lcmSkip, torch::kLong);
+        m_sigmas = m_sigmas.index_select(0, kept), m_logSigmas = m_logSigmas.index_select(0, kept);
+    }
 }
 
 double KModelSigmas::sigmaMin() const { return m_sigmas[0].item<float>(); }
 double KModelSigmas::sigmaMax() const { return m_sigmas[-1].item<float>(); }
 
 at::Tensor KModelSigmas::sigmaToT(const at::Tensor& sigma) const {
+    if (m_lcmSkip) return nearestT(sigma) * double(m_lcmSkip) + double(m_lcmSkip - 1);
     const at::Tensor logSigma = sigma.log();
     const at::Tensor dists = logSigma - m_logSigmas.unsqueeze(1);
     const at::Tensor lowIdx = dists.ge(0).cumsum(0).argmax(0).clamp_max(m_logSigmas.size(0) - 2);
@@ -105,6 +112,11 @@ at::Tensor KModelSigmas::nearestT(const at::Tensor& sigma) const {
 }
 
 at::Tensor KModelSigmas::tToSigma(const at::Tensor& t) const {
+    if (!m_lcmSkip) return indexToSigma(t);
+    return indexToSigma(((t - (m_lcmSkip - 1)) / m_lcmSkip).to(torch::kFloat32).clamp(0, m_sigmas.size(0) - 1));
+}
+
+at::Tensor KModelSigmas::indexToSigma(const at::Tensor& t) const {
     const at::Tensor tf = t.to(torch::kFloat32);
     const at::Tensor lowIdx = tf.floor().to(torch::kLong), highIdx = tf.ceil().to(torch::kLong), w = tf.frac();
     const at::Tensor logSigma = (1 - w) * m_logSigmas.index({lowIdx}) + w * m_logSigmas.index({highIdx});
@@ -112,8 +124,9 @@ at::Tensor KModelSigmas::tToSigma(const at::Tensor& t) const {
 }
 
 at::Tensor KModelSigmas::uniformSigmas(int64_t n) const {
-    const double tMax = double(m_sigmas.size(0) - 1);
-    return appendZero(tToSigma(torch::linspace(tMax, 0, n, torch::kFloat32)));
+    const int64_t last = m_sigmas.size(0) - 1;  // LCM's: from its timestep of the largest σ to that of the smallest
+    const double tMax = double(m_lcmSkip ? last * m_lcmSkip + m_lcmSkip - 1 : last), tMin = double(m_lcmSkip ? m_lcmSkip - 1 : 0);
+    return appendZero(tToSigma(torch::linspace(tMax, tMin, n, torch::kFloat32)));
 }
 
 const std::vector<std::string>& scheduleLabels() {

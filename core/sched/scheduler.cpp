@@ -48,7 +48,7 @@ int64_t Scheduler::timestepAt(int64_t i) const { return m_timestepsCpu.data_ptr<
 
 // ---- img2img -------------------------------------------------------------------------------------------
 
-Img2ImgSchedule Scheduler::img2imgTimesteps(double strength) const {
+Img2ImgSchedule Scheduler::img2imgTimesteps(double strength) {
     if (!m_timesteps.defined()) throw std::logic_error("img2imgTimesteps called before setTimesteps");
     if (!(strength >= 0.0 && strength <= 1.0))
         throw std::invalid_argument("img2img strength must be between 0 and 1, got " + std::to_string(strength));

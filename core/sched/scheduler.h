@@ -79,8 +79,14 @@ public:
 
     // Noise `original` to the level of timesteps()[stepIndex] (diffusers add_noise at that timestep).
     virtual at::Tensor addNoise(const at::Tensor& original, const at::Tensor& noise, int64_t stepIndex) const = 0;
-    // Truncates the schedule for img2img; call after setTimesteps. Strength in [0, 1].
-    virtual Img2ImgSchedule img2imgTimesteps(double strength) const;
+    // Truncates the schedule for img2img; call after setTimesteps. Strength in [0, 1]. A sampler whose first step
+    // is unlike the others (A1111's PLMS) lays its evaluations out again for the shorter run.
+    virtual Img2ImgSchedule img2imgTimesteps(double strength);
+    // img2img's starting latents: `original` noised to where the run begins. addNoise at beginIndex, but for
+    // A1111's DDIM and PLMS, which noise to the timestep above their first evaluation.
+    virtual at::Tensor img2imgStart(const at::Tensor& original, const at::Tensor& noise, int64_t beginIndex) const {
+        return addNoise(original, noise, beginIndex);
+    }
 
 protected:
     // Stores the schedule: timesteps() on `device`, a CPU copy for reading values without a device sync.

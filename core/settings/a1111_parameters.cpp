@@ -201,7 +201,8 @@ std::string nearestSampler(const std::string& name) {
 }
 
 void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic, bool nearest,
-                bool kDiffusion) {
+                bool kDiffusion, bool a1111Timesteps) {
+    const auto& timestepSamplers = api::a1111TimestepSamplers();
     auto [base, label] = splitSamplerSchedule(sampler);
     if (label.empty()) {
         if (const Schedule* s = findSchedule(schedule)) label = s->label;
@@ -217,7 +218,11 @@ void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view
     const auto& known = api::samplerNames();
     const auto has = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
     api::GenerationSettings& s = info.settings;
-    if (api::isKDiffusionSampler(base) && (kDiffusion || !has(base))) {
+    if (a1111Timesteps && std::find(timestepSamplers.begin(), timestepSamplers.end(), base) != timestepSamplers.end()) {
+        s.sampler = base, s.scheduleType = "Automatic";  // A1111's own DDIM or PLMS, on its own grid whatever the label
+        if (resolved != "Uniform")
+            info.warnings.push_back("schedule type '" + label + "' does not apply to A1111's " + base + ", which keeps its own timesteps: not used");
+    } else if (api::isKDiffusionSampler(base) && (kDiffusion || !has(base))) {
         s.sampler = base, s.scheduleType = label;  // the tool sampled with k-diffusion: so do we
     } else if (has(base + " " + resolved)) {
         s.sampler = base + " " + resolved, s.scheduleType.clear();
@@ -301,7 +306,7 @@ using Written = std::optional<std::string>;  // nullopt: the key is left out
 std::pair<std::string, std::string> writtenSamplerSchedule(const Settings& s) {
     auto [base, suffix] = splitSamplerSchedule(s.sampler);
     // k-diffusion's sampler over its schedule, as A1111 writes it (1.9+ runs "Automatic" as the sampler's own).
-    if (api::runsKDiffusion(s)) return {base, s.scheduleType.empty() ? "Automatic" : s.scheduleType};
+    if (api::runsKDiffusion(s) || api::runsA1111Timesteps(s)) return {base, s.scheduleType.empty() ? "Automatic" : s.scheduleType};
     std::string schedule = suffix;
     // A1111 1.9+ reads "Automatic" as Karras for DPM++ 2M: name the plain schedule so it is reproduced as run.
     if (schedule.empty()) schedule = api::automaticSchedule(base) == "Uniform" ? "Automatic" : "Uniform";
@@ -430,8 +435,9 @@ bool readSampler(std::string_view v, Reading& r) {
     const auto schedule = r.take("Schedule type");
     const auto implementation = r.take("Sampler implementation");  // ours: "diffusers" where that ran
     const std::string sampler = r.sdcpp ? sdcppSampler(std::string(v), r.info) : std::string(v);
+    // A1111 (and Forge) ran DDIM and PLMS as its own timestep samplers; stable-diffusion.cpp has neither.
     detail::setSampler(r.info, sampler, schedule.value_or(""), schedule && *schedule == "Automatic", true,
-                       implementation != "diffusers");
+                       implementation != "diffusers", implementation != "diffusers" && !r.sdcpp);
     return true;
 }
 
@@ -658,7 +664,8 @@ const Key kKeys[] = {
     {"Schedule type", [](S s, O) -> Written { return writtenSamplerSchedule(s).second; }, readScheduleOnly},
     // Ours (A1111 ignores it): a name both families have ran as diffusers runs it, not as A1111 would read it.
     {"Sampler implementation", [](S s, O) -> Written {
-         return !api::runsKDiffusion(s) && api::isKDiffusionSampler(splitSamplerSchedule(s.sampler).first) ? Written("diffusers") : Written();
+         return !api::runsKDiffusion(s) && !api::runsA1111Timesteps(s) && api::takesScheduleType(splitSamplerSchedule(s.sampler).first)
+                    ? Written("diffusers") : Written();
      }, nullptr},
     {"CFG scale", [](S s, O) -> Written { return formatNumber(s.cfgScale); }, readNumber<&Settings::cfgScale>, "cfg_scale"},
     {"Seed", [](S s, O o) -> Written { return std::to_string(api::imageSeeds(s, o.batchIndex).seed); },
@@ -779,9 +786,6 @@ void applyParams(std::vector<Pair> dict, GenerationInfo& info) {
     // How the tool read clip skip on SDXL: A1111 (and Forge) not at all; Fooocus as ComfyUI; our own text as ours.
     const bool ours = info.version.rfind("DiffusionDesk", 0) == 0;
     if (!ours) info.settings.sdxlClipSkip = info.version.rfind("Fooocus", 0) == 0 ? "ComfyUI" : "A1111";
-    if (!ours && info.settings.sampler == "LCM" && !info.settings.scheduleType.empty())
-        info.warnings.push_back("A1111's LCM sampler has a denoiser of its own (50 timesteps, consistency scalings): it is "
-                                "restored as k-diffusion's LCM, ComfyUI's, which the picture will differ from slightly");
     readNoiseSource(rng, reading);
     for (auto& p : dict) info.unknown.emplace_back(std::move(p.key), std::move(p.value));
 }

@@ -29,9 +29,9 @@ std::string_view trim(std::string_view s);
 // ComfyUI and most others), so the k-diffusion sampler over that schedule is restored; false (InvokeAI 3+, which
 // samples with diffusers) prefers the diffusers sampler of that name. A sampler DiffusionDesk does not have
 // becomes the nearest one with a warning (a restore never fails for one field); `nearest` false keeps its name
-// (an API request is refused).
+// (an API request is refused). `a1111Timesteps`: DDIM and PLMS ran as A1111's own (its text), not as diffusers'.
 void setSampler(GenerationInfo& info, std::string_view sampler, std::string_view schedule, bool explicitAutomatic,
-                bool nearest = true, bool kDiffusion = true);
+                bool nearest = true, bool kDiffusion = true, bool a1111Timesteps = false);
 
 // Throws MetadataError when JSON text nests deeper than maxDepth: nlohmann's dump and compare recurse per level,
 // and a 1 MB "[[[[..." would overflow the stack.

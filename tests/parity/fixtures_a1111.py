@@ -106,7 +106,8 @@ def writer_cases():
         options={"model_name": "Juggernaut, XL"})
     add({"sampler": "Euler", "schedule_type": "Exponential", "negative_prompt": "ünïcode ✓, \"quoted\""},
         {"Sampler": "Euler", "Schedule type": "Exponential"}, extra=[("Note", "multi\nline")])
-    add({"sampler": "DDIM", "schedule_type": "", "cfg_scale": 12.0, "steps": 50}, {"Sampler": "DDIM", "Schedule type": "Automatic"})
+    # A1111's DDIM is its own timestep sampler (the schedule type Automatic here).
+    add({"sampler": "DDIM", "schedule_type": "Automatic", "cfg_scale": 12.0, "steps": 50}, {"Sampler": "DDIM", "Schedule type": "Automatic"})
     # Variation seeds: create_infotext writes the image's subseed and the strength only with a strength, and
     # "Seed resize from: WxH" only when both sides are set.
     add({"seed": 7, "variation": {"seed": 3000000000, "strength": 0.25, "resize_from_width": 640, "resize_from_height": 448}},

@@ -15,7 +15,8 @@ wrapper; DPM2, DPM2 a and DPM++ 3M SDE drop the next-to-last σ, A1111's discard
 noise comes from one seeded CPU generator per image after the starting noise (A1111's "RNG: CPU"); the SDE
 samplers get k-diffusion's BrownianTreeNoiseSampler keyed by the images' seeds, as A1111's create_noise_sampler
 makes it. img2img follows A1111's sample_img2img (t_enc = int(strength · steps), sigma_sched from
-steps − t_enc − 1).
+steps − t_enc − 1). A1111's own DDIM and PLMS (its timestep samplers) are re-created from its source over the same
+model, called at whole timesteps with guidance on ε, and its LCM sampler's denoiser (LCMCompVisDenoiser).
 """
 import importlib.util
 import inspect
@@ -86,10 +87,53 @@ class CompVisModel:
         n = config["num_train_timesteps"]
         b0, b1 = config["beta_start"], config["beta_end"]
         betas = torch.linspace(b0 ** 0.5, b1 ** 0.5, n, dtype=torch.float64) ** 2
-        self.alphas_cumprod = torch.tensor(np.cumprod(1.0 - betas.numpy(), axis=0), dtype=torch.float32)
+        alphas_cumprod = np.cumprod(1.0 - betas.numpy(), axis=0)
+        self.alphas_cumprod = torch.tensor(alphas_cumprod, dtype=torch.float32)
+        self.sqrt_alphas_cumprod = torch.tensor(np.sqrt(alphas_cumprod), dtype=torch.float32)
+        self.sqrt_one_minus_alphas_cumprod = torch.tensor(np.sqrt(1.0 - alphas_cumprod), dtype=torch.float32)
 
     def apply_model(self, x, t, cond):
         return self.unet(x, t, encoder_hidden_states=cond).sample
+
+
+class LCMCompVisDenoiser(external.DiscreteEpsDDPMDenoiser):
+    """A1111's modules/sd_samplers_lcm.py, re-created from its source: the 50 timesteps an LCM was distilled on, t
+    quantized to them, the output blended with the input by the consistency scalings (σ_data = 0.5)."""
+
+    def __init__(self, model):
+        timesteps, original_timesteps = 1000, 50
+        self.skip_steps = timesteps // original_timesteps
+        valid = torch.zeros(original_timesteps, dtype=torch.float32)
+        for x in range(original_timesteps):
+            valid[original_timesteps - 1 - x] = model.alphas_cumprod[timesteps - 1 - x * self.skip_steps]
+        super().__init__(model, valid, quantize=None)
+
+    def get_sigmas(self, n=None):
+        start, end = self.sigma_to_t(self.sigma_max), self.sigma_to_t(self.sigma_min)
+        return sampling.append_zero(self.t_to_sigma(torch.linspace(start, end, n)))
+
+    def sigma_to_t(self, sigma, quantize=None):
+        dists = sigma.log() - self.log_sigmas[:, None]
+        return dists.abs().argmin(dim=0).view(sigma.shape) * self.skip_steps + (self.skip_steps - 1)
+
+    def t_to_sigma(self, timestep):
+        t = torch.clamp(((timestep - (self.skip_steps - 1)) / self.skip_steps).float(), min=0, max=(len(self.sigmas) - 1))
+        return super().t_to_sigma(t)
+
+    def get_eps(self, *args, **kwargs):
+        return self.inner_model.apply_model(*args, **kwargs)
+
+    def get_scaled_out(self, sigma, output, input):
+        sigma_data = 0.5
+        scaled_timestep = sampling.utils.append_dims(self.sigma_to_t(sigma), output.ndim) * 10.0
+        c_skip = sigma_data ** 2 / (scaled_timestep ** 2 + sigma_data ** 2)
+        c_out = scaled_timestep / (scaled_timestep ** 2 + sigma_data ** 2) ** 0.5
+        return c_out * output + c_skip * input
+
+    def forward(self, input, sigma, **kwargs):
+        c_out, c_in = [sampling.utils.append_dims(x, input.ndim) for x in self.get_scalings(sigma)]
+        eps = self.get_eps(input * c_in, self.sigma_to_t(sigma), **kwargs)
+        return self.get_scaled_out(sigma, input + eps * c_out, input)
 
 
 class CFGDenoiser:
@@ -244,6 +288,8 @@ def run(case, unet, config, cond, uncond, out):
     v = case.get("prediction") == "v_prediction"
     wrapper = CompVisModel(unet, config)
     denoiser = (external.CompVisVDenoiser if v else external.CompVisDenoiser)(wrapper)
+    if case["sampler"] == "LCM":  # A1111's LCM sampler has a denoiser of its own
+        denoiser = LCMCompVisDenoiser(wrapper)
     model = CFGDenoiser(denoiser, cond, uncond)
     seeds = [case["seed"] + i for i in range(case.get("batch", 1))]
     gens = [torch.Generator().manual_seed(s) for s in seeds]
@@ -272,6 +318,95 @@ def run(case, unet, config, cond, uncond, out):
     save_file({k: t.contiguous() for k, t in tensors.items()}, out / f"{case['name']}.safetensors")
 
 
+# A1111's timestep samplers (modules/sd_samplers_timesteps.py and _impl.py), re-created from its source: the
+# CompVis model called at whole timesteps, guidance on its ε, DDIM at η = 0 and PLMS over A1111's grid.
+class TimestepsDenoiser(torch.nn.Module):  # CompVisTimestepsDenoiser / CompVisTimestepsVDenoiser
+    def __init__(self, model, v):
+        super().__init__()
+        self.model, self.v = model, v
+
+    def forward(self, x, t, cond):
+        out = self.model.apply_model(x, t, cond)
+        if not self.v:
+            return out
+        ti = t.to(torch.int)
+        return (self.model.sqrt_alphas_cumprod[ti, None, None, None] * out
+                + self.model.sqrt_one_minus_alphas_cumprod[ti, None, None, None] * x)
+
+
+def a1111_grid(steps):
+    return torch.clip(torch.asarray(list(range(0, 1000, 1000 // steps))) + 1, 0, 999)
+
+
+def a1111_ddim(model, x, timesteps, alphas_cumprod):
+    alphas = alphas_cumprod[timesteps]
+    alphas_prev = alphas_cumprod[torch.nn.functional.pad(timesteps[:-1], pad=(1, 0))].to(torch.float64)
+    sqrt_one_minus_alphas = torch.sqrt(1 - alphas)
+    s_in, s_x = x.new_ones([x.shape[0]]), x.new_ones((x.shape[0], 1, 1, 1))
+    for i in range(len(timesteps) - 1):
+        index = len(timesteps) - 1 - i
+        e_t = model(x, timesteps[index].item() * s_in)
+        a_t, a_prev = alphas[index].item() * s_x, alphas_prev[index].item() * s_x
+        sqrt_one_minus_at = sqrt_one_minus_alphas[index].item() * s_x
+        pred_x0 = (x - sqrt_one_minus_at * e_t) / a_t.sqrt()
+        x = a_prev.sqrt() * pred_x0 + (1. - a_prev).sqrt() * e_t  # η = 0: no σ_t, no noise
+    return x
+
+
+def a1111_plms(model, x, timesteps, alphas_cumprod):
+    alphas = alphas_cumprod[timesteps]
+    alphas_prev = alphas_cumprod[torch.nn.functional.pad(timesteps[:-1], pad=(1, 0))].to(torch.float64)
+    sqrt_one_minus_alphas = torch.sqrt(1 - alphas)
+    s_in, s_x = x.new_ones([x.shape[0]]), x.new_ones((x.shape[0], 1, 1, 1))
+    old_eps = []
+
+    def x_prev_of(e_t, index):
+        a_t, a_prev = alphas[index].item() * s_x, alphas_prev[index].item() * s_x
+        sqrt_one_minus_at = sqrt_one_minus_alphas[index].item() * s_x
+        pred_x0 = (x - sqrt_one_minus_at * e_t) / a_t.sqrt()
+        return a_prev.sqrt() * pred_x0 + (1. - a_prev).sqrt() * e_t
+
+    for i in range(len(timesteps) - 1):
+        index = len(timesteps) - 1 - i
+        ts, t_next = timesteps[index].item() * s_in, timesteps[max(index - 1, 0)].item() * s_in
+        e_t = model(x, ts)
+        if len(old_eps) == 0:
+            e_t_prime = (e_t + model(x_prev_of(e_t, index), t_next)) / 2
+        elif len(old_eps) == 1:
+            e_t_prime = (3 * e_t - old_eps[-1]) / 2
+        elif len(old_eps) == 2:
+            e_t_prime = (23 * e_t - 16 * old_eps[-1] + 5 * old_eps[-2]) / 12
+        else:
+            e_t_prime = (55 * e_t - 59 * old_eps[-1] + 37 * old_eps[-2] - 9 * old_eps[-3]) / 24
+        x_new = x_prev_of(e_t_prime, index)
+        old_eps.append(e_t)
+        if len(old_eps) >= 4:
+            old_eps.pop(0)
+        x = x_new
+    return x
+
+
+def run_timesteps(case, unet, config, cond, uncond, out):
+    wrapper = CompVisModel(unet, config)
+    model = CFGDenoiser(TimestepsDenoiser(wrapper, case.get("prediction") == "v_prediction"), cond, uncond)
+    seeds = [case["seed"] + i for i in range(case.get("batch", 1))]
+    noise = torch.cat([torch.randn((1,) + SHAPE[1:], generator=torch.Generator().manual_seed(s)) for s in seeds])
+    steps = case["steps"]
+    timesteps = a1111_grid(steps)
+    tensors = {"timesteps": timesteps, "noise": noise}
+    x = noise
+    if "strength" in case:  # CompVisSampler.sample_img2img
+        init = torch.randn((len(seeds),) + SHAPE[1:], generator=torch.Generator().manual_seed(99))
+        t_enc = int(min(case["strength"], 0.999) * steps)
+        ac = wrapper.alphas_cumprod[timesteps[t_enc]]
+        x = init * torch.sqrt(ac) + noise * torch.sqrt(1 - ac)
+        timesteps, tensors["init"] = timesteps[:t_enc], init
+    sampler = a1111_ddim if case["sampler"] == "DDIM" else a1111_plms
+    with torch.no_grad():
+        tensors["latents"] = sampler(model, x, timesteps, wrapper.alphas_cumprod)
+    save_file({k: t.contiguous() for k, t in tensors.items()}, out / f"{case['name']}.safetensors")
+
+
 def cases():
     c = [{"sampler": s, "schedule": "Automatic", "steps": 6, "seed": 1000 + i} for i, s in enumerate(A1111_SAMPLERS)]
     labels = ["Uniform", "Karras", "Exponential", "Polyexponential", "SGM Uniform", "KL Optimal", "Simple", "Normal",
@@ -285,7 +420,17 @@ def cases():
           {"sampler": "DPM++ SDE", "schedule": "Karras", "steps": 8, "seed": 16, "strength": 0.5},
           {"sampler": "LMS", "schedule": "Karras", "steps": 8, "seed": 17, "strength": 0.75},
           {"sampler": "Euler", "schedule": "DDIM", "steps": 30, "seed": 18},
-          {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 6, "seed": 19, "long_prompt": True}]
+          {"sampler": "DPM++ 2M", "schedule": "Karras", "steps": 6, "seed": 19, "long_prompt": True},
+          {"sampler": "LCM", "schedule": "Karras", "steps": 4, "seed": 20, "batch": 2},
+          {"sampler": "LCM", "schedule": "SGM Uniform", "steps": 5, "seed": 35},
+          {"sampler": "LCM", "schedule": "Simple", "steps": 4, "seed": 36}]
+    # A1111's own DDIM and PLMS (timesteps), over grids that divide 1000 and one that does not.
+    for sampler in ("DDIM", "PLMS"):
+        c += [{"sampler": sampler, "schedule": "Automatic", "steps": 20, "seed": 31, "timesteps": True},
+              {"sampler": sampler, "schedule": "Automatic", "steps": 7, "seed": 32, "timesteps": True, "batch": 2},
+              {"sampler": sampler, "schedule": "Automatic", "steps": 8, "seed": 33, "timesteps": True,
+               "prediction": "v_prediction"},
+              {"sampler": sampler, "schedule": "Automatic", "steps": 12, "seed": 34, "timesteps": True, "strength": 0.6}]
     # As ComfyUI samples (its schedule names beside ours).
     for sampler, sched, label, steps, seed, batch in [
             ("Euler a", "normal", "Normal", 6, 21, 2), ("DPM++ 2M SDE", "karras", "Karras", 6, 22, 2),
@@ -298,6 +443,7 @@ def cases():
         extra = "".join(f"_{k}{case[k]}" for k in ("batch", "prediction", "strength") if k in case)
         extra += "_long_prompt" if case.get("long_prompt") else ""
         extra += "_comfyui" if case.get("sample_as") == "ComfyUI" else ""
+        extra += "_timesteps" if case.get("timesteps") else ""
         case["name"] = (f"{case['sampler']}_{case['schedule']}_{case['steps']}{extra}".lower()
                         .replace("+", "p").replace(" ", "_").replace(".", ""))
     return c
@@ -335,7 +481,8 @@ def main():
     save_file({"cond": cond, "uncond": uncond}, out / "conditioning.safetensors")
     all_cases = cases()
     for case in all_cases:
-        (run_comfy if case.get("sample_as") == "ComfyUI" else run)(case, unet, config, cond, uncond, out)
+        runner = run_comfy if case.get("sample_as") == "ComfyUI" else run_timesteps if case.get("timesteps") else run
+        runner(case, unet, config, cond, uncond, out)
     (out / "cases.json").write_text(json.dumps({"cfg": CFG, "shape": list(SHAPE), "cases": all_cases}, indent=1))
     brownian_fixture(out)
 

@@ -119,6 +119,12 @@ private slots:
         QVERIFY(!schedule->isEnabled());  // UniPC has its own schedule
         QVERIFY(comfy->isHidden());
         QCOMPARE(p.settings().scheduleType, std::string());
+        // A restored A1111 DDIM keeps Automatic, which runs A1111's own DDIM; timestep spacing is then not its.
+        s.sampler = "DDIM", s.scheduleType = "Automatic";
+        p.setSettings(s);
+        QVERIFY(schedule->isEnabled());
+        QCOMPARE(p.settings().scheduleType, std::string("Automatic"));
+        QVERIFY(!p.findChild<QComboBox*>("timestepSpacing")->isEnabled());
     }
 
     // Clip skip, its SDXL reading, emphasis and pad conds: restored images set them, the artist can change them.

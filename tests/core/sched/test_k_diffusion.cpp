@@ -67,7 +67,7 @@ class TestKDiffusion : public QObject {
         if (c.contains("strength")) {
             const auto cut = sch->img2imgTimesteps(c["strength"]);
             begin = cut.beginIndex;
-            x = sch->addNoise(f.at("init"), start, begin);
+            x = sch->img2imgStart(f.at("init"), start, begin);
         } else {
             x = start * sch->initNoiseSigma();
         }
@@ -136,6 +136,14 @@ private slots:
         qInfo("%s: final latents max |Δ| %.3g (|x| up to %.3g)", c["name"].get<std::string>().c_str(), err, scale);
         // These random-weight latents reach ±75, where float32's own spacing is 8e-6: measured against their scale.
         QVERIFY2(err <= 1e-5 * scale, qPrintable(QString("max |Δ| %1 at scale %2").arg(err).arg(scale)));
+        // A1111's DDIM and PLMS are not diffusers' (another grid end, one evaluation fewer): the run shows it, ten
+        // times the tolerance apart at least.
+        if (c.value("timesteps", false) && !c.contains("strength")) {
+            json diffusers = c;
+            diffusers["schedule"] = "";
+            const double apart = maxAbs(sample(diffusers, f), f.at("latents"));
+            QVERIFY2(apart > 1e-4 * scale, qPrintable(QString("diffusers' %1 is within %2").arg(c["sampler"].get<std::string>().c_str()).arg(apart)));
+        }
         // The first-order samplers evaluate the model once per σ of the schedule: the schedule itself, as computed.
         if (c["sampler"] == "Euler" && !c.contains("strength")) {
             json overrides = json::object();
@@ -184,6 +192,24 @@ private slots:
         QCOMPARE(sched::makeScheduler("Euler", config)->className(), std::string("EulerDiscreteScheduler"));
         QCOMPARE(sched::makeScheduler("DPM2", config)->className(), std::string("k-diffusion DPM2 (Karras)"));
         QCOMPARE(sched::makeScheduler("Euler", "Automatic", config, json::object())->className(), std::string("k-diffusion Euler (Uniform)"));
+        // DDIM and PLMS with a schedule type are A1111's own, on their own grid: Automatic only.
+        QCOMPARE(sched::makeScheduler("DDIM", config)->className(), std::string("DDIMScheduler"));
+        QCOMPARE(sched::makeScheduler("DDIM", "Automatic", config, json::object())->className(), std::string("A1111 ddim"));
+        QCOMPARE(sched::makeScheduler("PLMS", "Automatic", config, json::object())->className(), std::string("A1111 plms"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, sched::makeScheduler("PLMS", "Karras", config, json::object()));
+        api::GenerationSettings karrasDdim;
+        karrasDdim.sampler = "DDIM", karrasDdim.scheduleType = "Karras";
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, api::validate(karrasDdim));
+        // A1111's 20-step grid is 1, 51 … 951, the model run at all but the lowest; PLMS's first step runs it twice.
+        auto ddim = sched::makeScheduler("DDIM", "Automatic", config, json::object());
+        ddim->setTimesteps(20);
+        QCOMPARE(ddim->timesteps().size(0), int64_t(19));
+        QCOMPARE(ddim->timesteps()[0].item<int64_t>(), int64_t(951));
+        QCOMPARE(ddim->timesteps()[18].item<int64_t>(), int64_t(51));
+        auto plms = sched::makeScheduler("PLMS", "Automatic", config, json::object());
+        plms->setTimesteps(20);
+        QCOMPARE(plms->timesteps().size(0), int64_t(20));
+        QVERIFY(!plms->beginsStep(1) && plms->beginsStep(2));
         // The offered names are the two families' together; a diffusers name without a schedule type is diffusers'.
         std::set<std::string> both(api::diffusersSamplers().begin(), api::diffusersSamplers().end());
         both.insert(api::kDiffusionSamplers().begin(), api::kDiffusionSamplers().end());

@@ -80,7 +80,7 @@ const Case kCases[] = {
      "line one,\nline two\n", "bad,\nworse", 8, "LCM", "Uniform", 1.5, 0, 1024, 1024, "", "", 1},
     {"quoted model name", "p\nSteps: 20, Sampler: Euler, CFG scale: 7, Seed: 9, Size: 64x64, Model: \"my, model: v2\"",
      "p", "", 20, "Euler", "Uniform", 7, 9, 64, 64, "", "my, model: v2", 1},
-    {"no prompt", "Steps: 20, Sampler: DDIM, CFG scale: 7, Seed: 9, Size: 64x64", "", "", 20, "DDIM", "", 7, 9, 64, 64, "", "", 1},
+    {"no prompt; A1111's own DDIM", "Steps: 20, Sampler: DDIM, CFG scale: 7, Seed: 9, Size: 64x64", "", "", 20, "DDIM", "Automatic", 7, 9, 64, 64, "", "", 1},
     {"float-typed integers from the API", "p\nSteps: 20.0, Sampler: Heun, CFG scale: 7.0, Seed: 3, Size: 512x512, Clip skip: 2.0",
      "p", "", 20, "Heun", "Uniform", 7, 3, 512, 512, "", "", 2},
 };
@@ -193,16 +193,33 @@ private slots:
         QCOMPARE(info.settings.refiner.model, std::string("xl refiner"));  // no space left where the extension was
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl hash.pt .ckpt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl hash"));  // every extension, as it would be written
-        // A1111's own LCM is not k-diffusion's: restored as ours, said so (our own text means what it ran).
+        // A1111's LCM (its own denoiser) is the LCM sampler over a schedule type, as A1111 runs it.
         info = parseA1111Parameters("p\nSteps: 4, Sampler: LCM, Schedule type: Karras, Seed: 1");
+        QCOMPARE(info.settings.sampler, std::string("LCM"));
         QCOMPARE(info.settings.scheduleType, std::string("Karras"));
-        QVERIFY(anyWarningContains(info, "A1111's LCM"));
-        info = parseA1111Parameters("p\nSteps: 4, Sampler: LCM, Schedule type: Karras, Seed: 1, Version: DiffusionDesk 0.1.0");
-        QVERIFY(!anyWarningContains(info, "A1111's LCM"));
+        QVERIFY(!anyWarningContains(info, "LCM"));
         // The hash before an extension: read as the "name [hash]" that is written back.
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl_refiner.x [7440042bbd].pt, Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl_refiner.x"));
         QCOMPARE(info.settings.refiner.hash, std::string("7440042bbd"));
+        // A1111's DDIM and PLMS are its own timestep samplers, on their own grid whatever the schedule label; ours
+        // from diffusers say so, and read back as diffusers'.
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: PLMS, Schedule type: Karras, Seed: 1");
+        QCOMPARE(info.settings.sampler, std::string("PLMS"));
+        QCOMPARE(info.settings.scheduleType, std::string("Automatic"));
+        QVERIFY(anyWarningContains(info, "keeps its own timesteps"));
+        api::GenerationSettings ddim;
+        ddim.sampler = "DDIM";
+        std::string text = writeA1111Parameters(ddim);
+        QVERIFY2(text.find("Sampler: DDIM, Schedule type: Automatic, Sampler implementation: diffusers") != std::string::npos, text.c_str());
+        QCOMPARE(parseA1111Parameters(text).settings.scheduleType, std::string());
+        ddim.scheduleType = "Automatic";
+        text = writeA1111Parameters(ddim);
+        QVERIFY2(text.find("Sampler implementation") == std::string::npos, text.c_str());
+        QCOMPARE(parseA1111Parameters(text).settings.scheduleType, std::string("Automatic"));
+        // stable-diffusion.cpp's DDIM is neither A1111's nor k-diffusion's: diffusers' stands in.
+        info = parseA1111Parameters("p\nSteps: 20, Sampler: ddim_trailing, Seed: 1, Version: stable-diffusion.cpp");
+        QCOMPARE(info.settings.scheduleType, std::string());
         // An empty bracket holds no hash (the hash is the one before it); one without hex is part of the name.
         info = parseA1111Parameters("p\nSteps: 20, Seed: 1, Refiner: xl [7440042bbd] [], Refiner switch at: 0.5");
         QCOMPARE(info.settings.refiner.model, std::string("xl"));
