@@ -11,7 +11,7 @@ add_custom_target(dd_slow_and_rss_programs)
 # A fresh clone has no CTestCostData.txt, so ctest -j2 would start tests in the order they are added and could
 # begin a minutes-long one last, the other core idle meanwhile. These took 40-150 s each under ASan + UBSan in a
 # clean-clone ./test.sh --ci (most others take seconds): they start first, the short ones fill in.
-set(dd_long_tests test_refiner test_embedded_model test_lora test_controlnet test_oom_retry test_cli test_pipeline
+set(dd_long_tests test_refiner test_lora test_controlnet test_oom_retry test_cli test_pipeline
   test_batch_cli test_offload test_plan_toggles)
 # Runs moc on each test file alone, without include paths (each file ends in #include "<file>.moc"): AUTOMOC
 # (on for dd_ui only) gave moc every include directory, so it parsed libtorch's headers (about 12 s a test), and
