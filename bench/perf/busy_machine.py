@@ -7,7 +7,8 @@ to exit) and the ratio to the same configuration on the idle machine.
   bench/perf/busy_machine.py --cli build/bin/diffusiondesk-cli --loads 0,1,2 --reps 3 \
       --config 'default=' --config 'passive=OMP_WAIT_POLICY=PASSIVE' -- --prompt "a red star" --steps 20
 
-Each --config is NAME=ENV (space-separated VAR=VALUE pairs, may be empty) [;ARGS] (extra CLI arguments).
+Each --config is NAME=ENV (space-separated VAR=VALUE pairs, may be empty) [;ARGS] (extra CLI arguments)
+[;CLI] (another build of the CLI, e.g. the previous commit's, for a before/after in one run).
 """
 import argparse, os, statistics, subprocess, sys, tempfile, time
 
@@ -40,9 +41,10 @@ def main():
     configs = []
     for c in a.config:
         name, _, rest = c.partition("=")
-        env_text, _, extra = rest.partition(";")
+        env_text, _, rest = rest.partition(";")
+        extra, _, cli = rest.partition(";")
         env = dict(kv.split("=", 1) for kv in env_text.split())
-        configs.append((name, env, extra.split()))
+        configs.append((name, env, extra.split(), cli or a.cli))
     loads = [int(x) for x in a.loads.split(",")]
     seconds = {}
     with tempfile.TemporaryDirectory() as out:
@@ -51,15 +53,15 @@ def main():
             time.sleep(0.5)
             try:
                 for _ in range(a.reps):
-                    for name, env, extra in configs:
-                        seconds.setdefault((name, load), []).append(run(a.cli, env, args + extra, out))
+                    for name, env, extra, cli in configs:
+                        seconds.setdefault((name, load), []).append(run(cli, env, args + extra, out))
             finally:
                 for p in loops:
                     p.kill()
             print(f"load {load} done", file=sys.stderr, flush=True)
     print("| configuration | " + " | ".join(f"{l} busy: s (× idle)" for l in loads) + " |")
     print("| --- |" + " ---: |" * len(loads))
-    for name, _, _ in configs:
+    for name, *_ in configs:
         idle = statistics.median(seconds[(name, loads[0])])
         cells = []
         for l in loads:
