@@ -27,7 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace test_embedded_model {  // the test program is a unity build: each file keeps its names
+namespace test_embedded_model {
 
 using namespace dd;
 
@@ -248,7 +248,8 @@ private slots:
     }
 };
 
-DD_REGISTER_TEST(TestEmbeddedModel)
-
 } // namespace test_embedded_model
+
+// A program of its own (labelled slow: CI runs it on the plain build), not one of core_tests' units.
+QTEST_GUILESS_MAIN(test_embedded_model::TestEmbeddedModel)
 #include "test_embedded_model.moc"
